@@ -1,0 +1,58 @@
+"""Credentials and connections: dbt-spark's session method on a Delta-enabled session."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dbt.adapters.contracts.connection import Connection
+from dbt.adapters.spark.connections import (
+    SparkConnectionManager,
+    SparkConnectionMethod,
+    SparkCredentials,
+)
+
+from python_runners.session import DEFAULT_MASTER, get_or_create_session
+
+
+@dataclass
+class SparkStreamingCredentials(SparkCredentials):
+    master: str = DEFAULT_MASTER
+
+    @classmethod
+    def __pre_deserialize__(cls, data: Any) -> Any:
+        data = super().__pre_deserialize__(data)
+        data.setdefault("method", SparkConnectionMethod.SESSION.value)
+        data.setdefault("host", "localhost")
+        return data
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.method != SparkConnectionMethod.SESSION:
+            from dbt_common.exceptions import DbtRuntimeError
+
+            raise DbtRuntimeError(
+                f"The spark_streaming adapter runs streams in-process and only supports "
+                f"`method: session` (profile says `method: {self.method}`). Remove `method` "
+                f"from the profile or set it to `session`."
+            )
+
+    @property
+    def type(self) -> str:
+        return "spark_streaming"
+
+    def _connection_keys(self) -> tuple[str, ...]:
+        return ("master", "schema")
+
+
+class SparkStreamingConnectionManager(SparkConnectionManager):
+    TYPE = "spark_streaming"
+
+    @classmethod
+    def open(cls, connection: Connection) -> Connection:
+        if connection.state != "open":
+            credentials: SparkStreamingCredentials = connection.credentials  # type: ignore
+            get_or_create_session(
+                master=credentials.master, extra_conf=credentials.server_side_parameters
+            )
+        return super().open(connection)

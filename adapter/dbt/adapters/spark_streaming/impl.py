@@ -1,0 +1,105 @@
+"""The adapter: dbt-spark plus the methods streaming macros call from Jinja."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional, Sequence
+
+from importlib import import_module
+
+from dbt.adapters.base.impl import AdapterTrackingRelationInfo
+from dbt.adapters.base.meta import available
+from dbt.adapters.spark.impl import SparkAdapter
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.spark_streaming.__version__ import version
+from dbt.adapters.spark_streaming.connections import SparkStreamingConnectionManager
+from python_runners import checkpoints, delta_tables, serving
+from python_runners.lakehouse import Lakehouse
+from python_runners.session import get_or_create_session
+from python_runners.stream_sources import (
+    StreamSource,
+    StreamSourceConfigError,
+    register_source_view,
+)
+from python_runners.streaming_errors import StreamingModelError
+from python_runners.streaming_writes import StreamingWrite, run_streaming_write
+from python_runners.triggers import Trigger
+
+
+class SparkStreamingAdapter(SparkAdapter):
+    ConnectionManager = SparkStreamingConnectionManager
+
+    @classmethod
+    def type(cls) -> str:
+        return "spark_streaming"
+
+    @classmethod
+    def get_adapter_run_info(cls, config: Any) -> AdapterTrackingRelationInfo:
+        # dbt derives the module from the class name (-> "sparkstreaming"); ours has an underscore.
+        return AdapterTrackingRelationInfo(
+            adapter_name=cls.type(),
+            base_adapter_version=import_module("dbt.adapters.__about__").version,
+            adapter_version=version,
+            model_adapter_details=cls._get_adapter_specific_run_info(config),
+        )
+
+    def _spark(self):
+        credentials = self.config.credentials
+        return get_or_create_session(master=credentials.master, extra_conf=credentials.server_side_parameters)
+
+    @available
+    def checkpoint_location(self, configured: Optional[str], schema: str, identifier: str) -> str:
+        """Where a model's checkpoint lives: as configured, else <checkpoint root>/<schema>/<model>."""
+        lakehouse = Lakehouse.from_env()
+        return lakehouse.checkpoint_path(configured or f"{schema}/{identifier}")
+
+    @available
+    def register_source_view(
+        self, source_name: str, stream_meta: Mapping[str, Any], streaming: bool = True
+    ) -> str:
+        """A temp view over a meta.stream source: streaming, or a batch read of the same data."""
+        try:
+            source = StreamSource.from_meta(source_name, stream_meta)
+            return register_source_view(self._spark(), source, Lakehouse.from_env(), streaming)
+        except StreamSourceConfigError as error:
+            raise DbtRuntimeError(str(error)) from None
+
+    @available
+    def run_streaming_write(
+        self,
+        model: str,
+        source_view: str,
+        target_table: str,
+        output_mode: str,
+        trigger: Mapping[str, Any],
+        checkpoint: str,
+        partition_by: Optional[Sequence[str]] = None,
+        table_properties: Optional[Mapping[str, str]] = None,
+    ) -> dict:
+        write = StreamingWrite(
+            model=model,
+            source_view=source_view,
+            target_table=target_table,
+            output_mode=output_mode,
+            trigger=Trigger.from_config(trigger),
+            checkpoint=checkpoint,
+            partition_by=tuple(partition_by or ()),
+            table_properties=dict(table_properties or {}),
+        )
+        try:
+            summary = run_streaming_write(self._spark(), write)
+        except StreamingModelError as error:
+            raise DbtRuntimeError(str(error)) from None
+        return {**summary.__dict__, "message": summary.message()}
+
+    @available
+    def reset_streaming_table(self, target_table: str, checkpoint: str) -> None:
+        """Full refresh: the table and its checkpoint go together, so the stream starts over."""
+        spark = self._spark()
+        delta_tables.drop_if_exists(spark, target_table)
+        checkpoints.delete(spark, checkpoint)
+
+    @available
+    def serve_streams(self) -> list:
+        """Keep processing-time queries running until Ctrl-C/SIGTERM (on-run-end hook)."""
+        return serving.serve_until_stopped(self._spark())

@@ -1,0 +1,49 @@
+{#
+  streaming_table: the model's SELECT runs as a Spark Structured Streaming query that writes into
+  a Delta table, each model with its own checkpoint. Every run processes only the input that
+  arrived since the last one.
+
+  Config (see streaming_table_config.sql for the checks):
+    output_mode          'append' (default) or 'complete'
+    trigger              {'available_now': true} (default), {'once': true}
+                         or {'processing_time': '<n> seconds'}; run-wide: --vars '{stream_trigger: ...}'
+    checkpoint_location  default <checkpoint root>/<schema>/<model>
+    partition_by         column or list of columns
+    tblproperties        Delta table properties
+#}
+{% materialization streaming_table, adapter='spark' %}
+    {%- set target_relation = this.incorporate(type='table') -%}
+    {%- set settings = streaming_table_config(target_relation) -%}
+    {%- set source_view = model['name'] ~ '__stream_src' -%}
+
+    {{ run_hooks(pre_hooks) }}
+
+    {%- if should_full_refresh() -%}
+        {%- do adapter.reset_streaming_table(target_relation.render(), settings.checkpoint) -%}
+    {%- endif -%}
+
+    {% call statement('main') -%}
+        create or replace temporary view {{ source_view }} as
+        {{ sql }}
+    {%- endcall %}
+
+    {%- set summary = adapter.run_streaming_write(
+        model['name'],
+        source_view,
+        target_relation.render(),
+        settings.output_mode,
+        settings.trigger,
+        settings.checkpoint,
+        settings.partition_by,
+        settings.tblproperties
+    ) -%}
+    {%- do store_raw_result(
+        name='main', message=summary['message'], code='STREAMED', rows_affected=summary['input_rows']
+    ) -%}
+
+    {% do persist_docs(target_relation, model) %}
+
+    {{ run_hooks(post_hooks) }}
+
+    {{ return({'relations': [target_relation]}) }}
+{% endmaterialization %}

@@ -1,0 +1,17 @@
+with recordings as (
+    select * from {{ source('landing', 'recordings') }}
+),
+
+ingested as (
+    select
+        recording_id,
+        device_id,
+        mrn,
+        time,
+        heartbeat,
+        _metadata.file_path as source_file,
+        current_timestamp() as ingested_at
+    from recordings
+)
+
+select * from ingested

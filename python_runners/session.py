@@ -1,0 +1,78 @@
+"""The one Spark session of a process: Delta Lake enabled, tables kept in a Hive metastore.
+
+dbt-spark's session method runs every statement through `SparkSession.builder.getOrCreate()`, so
+building the session here first, before dbt asks for it, is what gives dbt a Delta-enabled
+session. Static settings only apply to the first build in a process.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping, Optional
+
+from pyspark.sql import SparkSession
+
+from python_runners.jars import jar_paths
+from python_runners.lakehouse import Lakehouse
+
+DEFAULT_MASTER = "local[*]"
+
+# Not SparkSession.getActiveSession(): that is per thread, and dbt runs models in worker threads.
+# Building again through the builder would re-apply settings to the running session.
+_session: Optional[SparkSession] = None
+
+
+def session_conf(lakehouse: Lakehouse, master: str) -> dict[str, str]:
+    metastore = lakehouse.metastore
+    return {
+        "spark.master": master,
+        "spark.app.name": "streaming-lakehouse",
+        "spark.jars": ",".join(jar_paths()),
+        "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+        "spark.sql.catalogImplementation": "hive",
+        "spark.sql.warehouse.dir": lakehouse.warehouse,
+        "spark.hadoop.javax.jdo.option.ConnectionURL": (
+            f"jdbc:derby:;databaseName={metastore}/metastore_db;create=true"
+        ),
+        "spark.driver.extraJavaOptions": (
+            f"-Dderby.system.home={metastore} -Dderby.stream.error.file={metastore}/derby.log"
+        ),
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": os.environ.get("SPARK_SHUFFLE_PARTITIONS", "4"),
+        "spark.sql.session.timeZone": "UTC",
+        # Delta rebuilds table state with 50 tasks by default: seconds of overhead per commit on a laptop.
+        "spark.databricks.delta.snapshotPartitions": os.environ.get("DELTA_SNAPSHOT_PARTITIONS", "2"),
+    }
+
+
+def get_or_create_session(
+    lakehouse: Optional[Lakehouse] = None,
+    master: Optional[str] = None,
+    extra_conf: Optional[Mapping[str, str]] = None,
+) -> SparkSession:
+    global _session
+    if _session is not None and not _session.sparkContext._jsc.sc().isStopped():
+        _make_active_in_this_thread(_session)
+        return _session
+    lakehouse = lakehouse or Lakehouse.from_env()
+    if "://" not in lakehouse.metastore:
+        os.makedirs(lakehouse.metastore, exist_ok=True)
+    conf = session_conf(lakehouse, master or os.environ.get("SPARK_MASTER", DEFAULT_MASTER))
+    conf.update(extra_conf or {})
+    builder = SparkSession.builder
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    _session = builder.enableHiveSupport().getOrCreate()
+    _session.sparkContext.setLogLevel(os.environ.get("SPARK_LOG_LEVEL", "WARN"))
+    return _session
+
+
+def _make_active_in_this_thread(spark: SparkSession) -> None:
+    """Each Python thread drives its own JVM thread, whose active session starts unset.
+
+    Delta looks tables up through the JVM thread's active session; without it a streaming write
+    started from a dbt worker thread sees a catalog table as a bare path and fails.
+    """
+    spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)

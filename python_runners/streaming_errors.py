@@ -1,0 +1,82 @@
+"""Spark's refusals of streaming queries, retold for the person who wrote the model."""
+
+from __future__ import annotations
+
+import re
+
+_ADVICE = [
+    (
+        re.compile(r"Sorting is not supported on streaming", re.I),
+        "ORDER BY",
+        "A stream has no end to sort up to. Sort when you read the table instead, or aggregate "
+        "first (ORDER BY is allowed on an aggregate with output_mode='complete'), or group the "
+        "events into time windows with window(<timestamp>, '<duration>') and a watermark.",
+    ),
+    (
+        re.compile(r"(Append output mode not supported when there are streaming aggregations"
+                   r"|STREAMING_OUTPUT_MODE.*append.*aggregation)", re.I | re.S),
+        "an aggregation in append mode",
+        "Append mode writes each row once and never changes it, so an aggregate over an "
+        "unbounded stream can never be final. Use output_mode='complete', or aggregate over "
+        "time windows with a watermark so each window is emitted once it is closed.",
+    ),
+    (
+        re.compile(r"(Complete output mode not supported when there are no streaming aggregations"
+                   r"|output mode: complete.*no streaming aggregations)", re.I | re.S),
+        "output_mode='complete' without an aggregation",
+        "Complete mode rewrites the whole result each batch and needs a GROUP BY. Use "
+        "output_mode='append' for row-by-row models.",
+    ),
+    (
+        re.compile(r"Multiple streaming aggregations are not supported", re.I),
+        "an aggregation over an aggregation",
+        "Spark keeps one level of streaming aggregation per query. Split the model in two: the "
+        "first writes the inner aggregate, the second reads it with stream(ref(...)) only if it "
+        "is append-only, otherwise as a batch read.",
+    ),
+    (
+        re.compile(r"(LIMIT|Limits?) (is|are) not supported on streaming", re.I),
+        "LIMIT",
+        "A stream has no end to count rows to. Filter with WHERE, or aggregate over time "
+        "windows with a watermark.",
+    ),
+    (
+        re.compile(r"Non-time-based windows are not supported", re.I),
+        "a window function (OVER ...)",
+        "Spark streams support time windows only: group by window(<timestamp>, '<duration>') "
+        "with a watermark, or compute the window function in a batch model.",
+    ),
+    (
+        re.compile(r"Distinct aggregations are not supported", re.I),
+        "a DISTINCT aggregation",
+        "Use approx_count_distinct(...), or deduplicate in an earlier model keyed on a time "
+        "window with a watermark.",
+    ),
+]
+
+
+class StreamingModelError(RuntimeError):
+    """A streaming query that Spark refused or that failed, explained in the model's terms."""
+
+
+def error_text(error: BaseException) -> str:
+    """Spark's own message: for a raw Py4J error, the Java exception's, not py4j's wrapper."""
+    java_exception = getattr(error, "java_exception", None)
+    if java_exception is not None:
+        try:
+            return str(java_exception.toString())
+        except Exception:  # the JVM may be gone; fall back to what Python has
+            pass
+    return str(error)
+
+
+def explain(model: str, error: BaseException) -> StreamingModelError:
+    text = error_text(error)
+    first_line = next((line for line in text.splitlines() if line.strip()), text)
+    for pattern, operation, advice in _ADVICE:
+        if pattern.search(text):
+            return StreamingModelError(
+                f"Model {model} uses {operation}, which a streaming query cannot run. {advice}\n"
+                f"Spark said: {first_line[:400]}"
+            )
+    return StreamingModelError(f"Streaming query of model {model} failed: {first_line[:1000]}")

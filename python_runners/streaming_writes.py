@@ -1,0 +1,129 @@
+"""Start a model's streaming write into its Delta table and report what it processed."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from pyspark.errors import PySparkException
+from pyspark.sql import SparkSession
+from pyspark.sql.streaming import StreamingQuery
+from py4j.protocol import Py4JJavaError
+
+from python_runners import checkpoints, delta_tables
+from python_runners.streaming_errors import StreamingModelError, explain
+from python_runners.triggers import Trigger
+
+OUTPUT_MODES = ("append", "complete")
+
+
+@dataclass(frozen=True)
+class StreamingWrite:
+    model: str
+    source_view: str
+    target_table: str
+    output_mode: str
+    trigger: Trigger
+    checkpoint: str
+    partition_by: Sequence[str] = ()
+    table_properties: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def query_name(self) -> str:
+        return self.target_table
+
+
+@dataclass(frozen=True)
+class StreamSummary:
+    model: str
+    batches: int
+    input_rows: int
+    output_rows: int
+    seconds: float
+    running: bool
+
+    def message(self) -> str:
+        state = "running" if self.running else "caught up"
+        batches = "1 batch" if self.batches == 1 else f"{self.batches} batches"
+        return f"STREAMED {self.input_rows} rows in {batches} ({state})"
+
+
+def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSummary:
+    """Start the write; with a run-until-caught-up trigger wait for it to finish.
+
+    A processing-time query is left running, but only once everything available at its start
+    is processed, so that downstream models in the same `dbt run` see the data.
+    """
+    started = time.monotonic()
+    query = start_streaming_write(spark, write)
+    try:
+        if write.trigger.runs_until_caught_up:
+            query.awaitTermination()
+        else:
+            query.processAllAvailable()
+    except (PySparkException, Py4JJavaError) as error:
+        _stop_quietly(query)
+        raise explain(write.model, error) from None
+    return summarise(write.model, query, time.monotonic() - started)
+
+
+def start_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamingQuery:
+    if write.output_mode not in OUTPUT_MODES:
+        raise StreamingModelError(
+            f"Model {write.model}: output_mode {write.output_mode!r} is not one of {OUTPUT_MODES}."
+        )
+    _refuse_running_twice(spark, write)
+    frame = spark.table(write.source_view)
+    checkpoints.check_matches_table(spark, write.model, write.target_table, write.checkpoint)
+    try:
+        delta_tables.create_if_missing(
+            spark, write.target_table, frame.schema, write.partition_by, write.table_properties
+        )
+        writer = (
+            frame.writeStream.format("delta")
+            .queryName(write.query_name)
+            .outputMode(write.output_mode)
+            .option("checkpointLocation", write.checkpoint)
+            .trigger(**write.trigger.writer_kwargs())
+        )
+        return writer.toTable(write.target_table)
+    except (PySparkException, Py4JJavaError) as error:
+        raise explain(write.model, error) from None
+
+
+def summarise(model: str, query: StreamingQuery, seconds: float) -> StreamSummary:
+    progress = [p for p in query.recentProgress if p.get("batchId") is not None]
+    batches = [p for p in progress if p.get("numInputRows", 0) > 0 or _wrote_rows(p)]
+    return StreamSummary(
+        model=model,
+        batches=len(batches),
+        input_rows=sum(int(p.get("numInputRows", 0)) for p in progress),
+        output_rows=sum(_sink_rows(p) for p in progress),
+        seconds=round(seconds, 3),
+        running=query.isActive,
+    )
+
+
+def _sink_rows(progress: Mapping) -> int:
+    return max(0, int((progress.get("sink") or {}).get("numOutputRows", 0) or 0))  # -1: unknown
+
+
+def _wrote_rows(progress: Mapping) -> bool:
+    return _sink_rows(progress) > 0
+
+
+def _refuse_running_twice(spark: SparkSession, write: StreamingWrite) -> None:
+    for active in spark.streams.active:
+        if active.name == write.query_name:
+            raise StreamingModelError(
+                f"Model {write.model}: a streaming query writing {write.target_table} is already "
+                f"running in this process (id {active.id}). Stop it before starting another."
+            )
+
+
+def _stop_quietly(query: StreamingQuery) -> None:
+    try:
+        query.stop()
+    except Exception:  # the query already failed; its error is the one to report
+        pass

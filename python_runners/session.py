@@ -8,6 +8,7 @@ session. Static settings only apply to the first build in a process.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Mapping, Optional
 
 from pyspark.sql import SparkSession
@@ -16,6 +17,7 @@ from python_runners.jars import jar_paths
 from python_runners.lakehouse import Lakehouse
 
 DEFAULT_MASTER = "local[*]"
+LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
 
 # Not SparkSession.getActiveSession(): that is per thread, and dbt runs models in worker threads.
 # Building again through the builder would re-apply settings to the running session.
@@ -35,9 +37,11 @@ def session_conf(lakehouse: Lakehouse, master: str) -> dict[str, str]:
         "spark.hadoop.javax.jdo.option.ConnectionURL": (
             f"jdbc:derby:;databaseName={metastore}/metastore_db;create=true"
         ),
-        "spark.driver.extraJavaOptions": (
-            f"-Dderby.system.home={metastore} -Dderby.stream.error.file={metastore}/derby.log"
-        ),
+        "spark.driver.extraJavaOptions": " ".join([
+            f"-Dderby.system.home={metastore}",
+            f"-Dderby.stream.error.file={metastore}/derby.log",
+            f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
+        ]),
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": os.environ.get("SPARK_SHUFFLE_PARTITIONS", "4"),
@@ -65,7 +69,7 @@ def get_or_create_session(
     for key, value in conf.items():
         builder = builder.config(key, value)
     _session = builder.enableHiveSupport().getOrCreate()
-    _session.sparkContext.setLogLevel(os.environ.get("SPARK_LOG_LEVEL", "WARN"))
+    _session.sparkContext.setLogLevel(os.environ.get("SPARK_LOG_LEVEL", "ERROR"))
     return _session
 
 

@@ -1,0 +1,40 @@
+# Quick start: `make run` (the demo pipeline) and `make test` (lint + tests).
+# Everything is installed into the repository: .venv/ (Python packages) and .jars/ (Delta Lake's
+# jars from Maven Central). Data lives in .lakehouse/ (see README for moving it).
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
+JARS := .jars/.complete
+SITE_PACKAGES = $(shell $(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+
+.PHONY: setup run lint test clean
+
+setup: $(INSTALLED) $(JARS)
+
+$(INSTALLED): requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	# The project's own code (python_runners/, the adapter plugin in adapter/) on the venv's path.
+	printf '%s\n%s\n' "$(CURDIR)" "$(CURDIR)/adapter" > "$(SITE_PACKAGES)/streaming_lakehouse.pth"
+	# `source .venv/bin/activate` is then all a shell needs for plain `dbt run`.
+	grep -q DBT_PROFILES_DIR $(BIN)/activate || \
+		printf '\nexport DBT_PROFILES_DIR="%s/profiles"\n' "$(CURDIR)" >> $(BIN)/activate
+	touch $@
+
+$(JARS): jars/pom.xml $(INSTALLED)
+	$(BIN)/python -m python_runners.jars fetch
+	touch $@
+
+run: setup
+	$(BIN)/python -m python_runners demo
+
+lint: $(INSTALLED)
+	$(BIN)/sqlfluff lint models
+
+test: setup lint
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf .lakehouse target logs

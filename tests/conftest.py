@@ -1,0 +1,42 @@
+"""One Spark session (one JVM, one Derby metastore) per test run, in a lakehouse of its own.
+
+dbt runs in-process through dbtRunner, so every dbt invocation in the suite reuses that session.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+# Before anything imports the session: the suite never touches the developer's .lakehouse/.
+_LAKEHOUSE = Path(tempfile.mkdtemp(prefix="lakehouse-tests-"))
+os.environ["LAKEHOUSE_DIR"] = str(_LAKEHOUSE)
+os.environ.setdefault("SPARK_SHUFFLE_PARTITIONS", "2")
+
+from python_runners.dbt_invocation import invoke_dbt  # noqa: E402
+from python_runners.lakehouse import Lakehouse  # noqa: E402
+from python_runners.session import get_or_create_session  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def lakehouse() -> Lakehouse:
+    return Lakehouse.from_env()
+
+
+@pytest.fixture(scope="session")
+def spark(lakehouse):
+    return get_or_create_session(lakehouse)
+
+
+@pytest.fixture(scope="session")
+def dbt(spark, tmp_path_factory):
+    """Run a dbt command in this process; returns dbt's result (success, per-node results)."""
+    target = tmp_path_factory.mktemp("dbt-target")
+
+    def run(*args: str, project_dir: str | None = None):
+        return invoke_dbt([*args, "--target-path", str(target), "--log-path", str(target)], project_dir)
+
+    return run

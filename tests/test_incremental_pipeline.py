@@ -1,0 +1,137 @@
+"""The demo pipeline run after run: each run processes exactly what is new, at every layer."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from dbt_results import failure_messages, rows_processed
+from python_runners.demo_data import land_batch, recordings_folder
+import recompute
+
+STREAMING_MODELS = ["bronze_recordings", "silver_recordings", "device_counts", "ward_heart_rates"]
+TABLES = {
+    "bronze_recordings": "bronze.bronze_recordings",
+    "silver_recordings": "silver.silver_recordings",
+    "device_counts": "gold.device_counts",
+    "ward_heart_rates": "gold.ward_heart_rates",
+}
+WARD_COLUMNS = [
+    "ward", "total_recordings", "patients", "avg_heartbeat", "min_heartbeat", "max_heartbeat"
+]
+
+
+@pytest.fixture(scope="module")
+def folder(lakehouse):
+    return recordings_folder(lakehouse)
+
+
+@pytest.fixture(scope="module")
+def built(dbt, folder):
+    """First landing, then `dbt build`: seed, all four streaming models, every data test."""
+    batch = land_batch(folder, records=300, files=3)
+    result = dbt("build")
+    assert result.success, failure_messages(result)
+    return batch, result
+
+
+def count(spark, table: str) -> int:
+    return spark.table(table).count()
+
+
+def assert_gold_matches_recompute(spark, folder) -> None:
+    assert recompute.table_rows(spark, "gold.device_counts", ["device_id", "total_recordings"]) == (
+        recompute.device_counts(spark, folder)
+    )
+    streamed = recompute.table_rows(spark, "gold.ward_heart_rates", WARD_COLUMNS)
+    expected = recompute.ward_heart_rates(spark, folder)
+    assert [row[:3] + row[4:] for row in streamed] == [row[:3] + row[4:] for row in expected]
+    # averages are rounded to 2 places after sums taken in a different order: equal to 0.01
+    assert [row[3] for row in streamed] == pytest.approx([row[3] for row in expected], abs=0.0101)
+
+
+def test_build_streams_every_landed_row_through_every_layer(built, spark, folder):
+    batch, result = built
+    assert rows_processed(result) == {model: batch.records for model in STREAMING_MODELS}
+    assert count(spark, "bronze.bronze_recordings") == batch.records
+    assert count(spark, "silver.silver_recordings") == batch.records
+    assert_gold_matches_recompute(spark, folder)
+
+
+def test_bronze_keeps_ingestion_metadata(built, spark):
+    batch, _ = built
+    files = {row.source_file for row in spark.table("bronze.bronze_recordings").collect()}
+    assert files == {f"file:{path}" for path in batch.files}
+
+
+def test_silver_is_enriched_from_the_devices_seed(built, spark):
+    rows = spark.sql(
+        "select device_id, ward from silver.silver_recordings where device_id in (2, 11)"
+    ).collect()
+    wards = {row.device_id: row.ward for row in rows}
+    assert wards[2] == "intensive care"
+    assert wards[11] is None  # not in the seed: kept, not dropped by the join
+
+
+def test_second_run_processes_only_the_new_batch(built, dbt, spark, folder):
+    before = count(spark, "bronze.bronze_recordings")
+    batch = land_batch(folder, records=120, files=2)
+
+    result = dbt("run")
+
+    assert result.success, failure_messages(result)
+    assert rows_processed(result) == {model: batch.records for model in STREAMING_MODELS}
+    assert count(spark, "bronze.bronze_recordings") == before + batch.records
+    assert_gold_matches_recompute(spark, folder)
+
+
+def test_run_with_nothing_new_changes_nothing(built, dbt, spark, folder):
+    counts = {model: count(spark, table) for model, table in TABLES.items()}
+
+    result = dbt("run")
+
+    assert result.success, failure_messages(result)
+    assert rows_processed(result) == {model: 0 for model in STREAMING_MODELS}
+    assert {model: count(spark, table) for model, table in TABLES.items()} == counts
+    for table in ("bronze.bronze_recordings", "silver.silver_recordings"):
+        distinct = spark.table(table).select("recording_id").distinct().count()
+        assert distinct == counts[table.split(".")[1]], f"duplicates in {table}"
+
+
+def test_complete_mode_gold_matches_recompute_after_each_landing(built, dbt, spark, folder):
+    for records in (50, 75, 100):
+        land_batch(folder, records=records, files=1)
+        result = dbt("run")
+        assert result.success, failure_messages(result)
+        assert rows_processed(result)["device_counts"] == records
+        assert_gold_matches_recompute(spark, folder)
+
+
+def test_each_model_has_a_checkpoint_of_its_own(built, lakehouse):
+    for model, table in TABLES.items():
+        schema, name = table.split(".")
+        offsets = f"{lakehouse.checkpoints}/{schema}/{name}/offsets"
+        assert os.listdir(offsets), f"{model} has no committed offsets in {offsets}"
+
+
+def test_full_refresh_rebuilds_one_model_from_all_data(built, dbt, spark, folder):
+    def version(table: str) -> int:
+        return spark.sql(f"describe history {table}").agg({"version": "max"}).first()[0]
+
+    untouched = {t: version(t) for t in TABLES.values() if t != "gold.device_counts"}
+    silver_rows = count(spark, "silver.silver_recordings")
+
+    result = dbt("run", "--full-refresh", "--select", "device_counts")
+
+    assert result.success, failure_messages(result)
+    assert rows_processed(result) == {"device_counts": silver_rows}
+    assert version("gold.device_counts") == 1  # dropped and created anew (0), one batch (1)
+    assert {t: version(t) for t in untouched} == untouched
+    assert_gold_matches_recompute(spark, folder)
+
+    # and it keeps going incrementally afterwards
+    batch = land_batch(folder, records=40, files=1)
+    result = dbt("run")
+    assert rows_processed(result)["device_counts"] == batch.records
+    assert_gold_matches_recompute(spark, folder)

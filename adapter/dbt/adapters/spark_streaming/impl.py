@@ -103,3 +103,10 @@ class SparkStreamingAdapter(SparkAdapter):
     def serve_streams(self) -> list:
         """Keep processing-time queries running until Ctrl-C/SIGTERM (on-run-end hook)."""
         return serving.serve_until_stopped(self._spark())
+
+    @available
+    def stop_streams(self) -> list:
+        """Stop every running query between batches (on-run-end hook of a failed run)."""
+        queries = list(self._spark().streams.active)
+        serving.stop_between_batches(queries)
+        return [q.name for q in queries]

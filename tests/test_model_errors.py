@@ -1,0 +1,168 @@
+"""What a person sees when a streaming model cannot run: the model, the setting, the fix."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import textwrap
+
+import pytest
+
+from dbt_results import failure_messages, node_results, rows_processed
+from python_runners.lakehouse import REPO_ROOT
+
+MODELS = {
+    "ok_events": "select id, kind from stream(fixtures.events)",
+    "sorted_events": "select id, kind from stream(fixtures.events) order by id",
+    "appended_counts": "select kind, count(*) as n from stream(fixtures.events) group by kind",
+    "bad_mode": "{{ config(output_mode='upsert') }}\nselect id from stream(fixtures.events)",
+    "bad_trigger": (
+        "{{ config(trigger={'every': '5 seconds'}) }}\nselect id from stream(fixtures.events)"
+    ),
+    "shares_a": (
+        "{{ config(checkpoint_location='shared/one') }}\nselect id from stream(fixtures.events)"
+    ),
+    "shares_b": (
+        "{{ config(checkpoint_location='shared/one') }}\nselect kind from stream(fixtures.events)"
+    ),
+    "landed_snapshot": (
+        "{{ config(materialized='table') }}\nselect id, kind from {{ source('drop', 'events') }}"
+    ),
+}
+
+SOURCES = """
+version: 2
+sources:
+  - name: drop
+    tables:
+      - name: events
+        meta:
+          stream:
+            format: json
+            path: fixture_events
+            schema: "id int, kind string"
+"""
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory, spark, lakehouse):
+    """A small dbt project using this repository's macros, over a Delta table of 6 events."""
+    root = tmp_path_factory.mktemp("errors_project")
+    (root / "models").mkdir()
+    (root / "dbt_project.yml").write_text(textwrap.dedent(f"""
+        name: model_errors
+        config-version: 2
+        profile: streaming_lakehouse
+        macro-paths: ["{REPO_ROOT / 'macros'}"]
+        models:
+          model_errors:
+            +materialized: streaming_table
+            +schema: fixtures_out
+    """))
+    for name, sql in MODELS.items():
+        (root / "models" / f"{name}.sql").write_text(sql + "\n")
+    (root / "models" / "sources.yml").write_text(SOURCES)
+
+    spark.sql("create schema if not exists fixtures")
+    spark.sql("create or replace table fixtures.events (id int, kind string) using delta")
+    spark.sql("insert into fixtures.events values (1,'a'),(2,'b'),(3,'a'),(4,'c'),(5,'a'),(6,'b')")
+    landed = lakehouse.landing_path("fixture_events")
+    os.makedirs(landed, exist_ok=True)
+    with open(f"{landed}/events.json", "w") as out:
+        out.write('{"id": 1, "kind": "a"}\n{"id": 2, "kind": "b"}\n')
+    return str(root)
+
+
+def run(dbt, project, *args):
+    return dbt("run", *args, project_dir=project)
+
+
+def table_exists(spark, name: str) -> bool:
+    return spark.catalog.tableExists(f"fixtures_out.{name}")
+
+
+def test_order_by_fails_naming_the_model_and_the_alternative(dbt, project, spark):
+    result = run(dbt, project, "--select", "sorted_events")
+
+    assert not result.success
+    message = failure_messages(result)
+    assert "Model sorted_events uses ORDER BY" in message
+    assert "window(" in message and "watermark" in message
+    assert "\tat org.apache" not in message and "Py4J" not in message
+
+
+def test_aggregate_in_append_mode_points_to_complete_mode(dbt, project):
+    result = run(dbt, project, "--select", "appended_counts")
+
+    assert not result.success
+    message = failure_messages(result)
+    assert "Model appended_counts" in message
+    assert "output_mode='complete'" in message
+
+
+def test_bad_output_mode_fails_at_compile_time(dbt, project, spark):
+    result = run(dbt, project, "--select", "bad_mode")
+
+    assert not result.success
+    message = failure_messages(result)
+    assert "Compilation Error in model bad_mode" in message
+    assert "output_mode 'upsert'" in message and "'append'" in message and "'complete'" in message
+    assert not table_exists(spark, "bad_mode")
+
+
+def test_bad_trigger_fails_at_compile_time(dbt, project, spark):
+    result = run(dbt, project, "--select", "bad_trigger")
+
+    assert not result.success
+    message = failure_messages(result)
+    assert "Compilation Error in model bad_trigger" in message
+    assert "available_now" in message and "processing_time" in message
+    assert not table_exists(spark, "bad_trigger")
+
+
+def test_bad_run_wide_trigger_fails_naming_the_model(dbt, project):
+    result = run(dbt, project, "--select", "ok_events", "--vars", "{stream_trigger: sometimes}")
+
+    assert not result.success
+    assert "Compilation Error in model ok_events" in failure_messages(result)
+
+
+def test_shared_checkpoint_fails_before_any_stream_starts(dbt, project, spark, lakehouse):
+    result = run(dbt, project, "--select", "shares_a", "shares_b")
+
+    assert not result.success
+    results = node_results(result)
+    for name, other in (("shares_a", "shares_b"), ("shares_b", "shares_a")):
+        assert results[name].status == "error"
+        assert name in results[name].message and other in results[name].message
+        assert "checkpoint" in results[name].message
+        assert not table_exists(spark, name)
+    assert not os.path.exists(lakehouse.checkpoint_path("shared/one"))
+
+
+def test_table_model_reads_a_stream_source_as_a_batch(dbt, project, spark):
+    result = run(dbt, project, "--select", "landed_snapshot")
+
+    assert result.success, failure_messages(result)
+    assert sorted(tuple(r) for r in spark.table("fixtures_out.landed_snapshot").collect()) == [
+        (1, "a"), (2, "b")
+    ]
+
+
+def test_lost_checkpoint_stops_the_run_instead_of_duplicating(dbt, project, spark, lakehouse):
+    assert run(dbt, project, "--select", "ok_events").success
+    assert spark.table("fixtures_out.ok_events").count() == 6
+    checkpoint = lakehouse.checkpoint_path("fixtures_out/ok_events")
+    shutil.rmtree(checkpoint)
+
+    result = run(dbt, project, "--select", "ok_events")
+
+    assert not result.success
+    message = failure_messages(result)
+    assert "Model ok_events" in message and "--full-refresh --select ok_events" in message
+    assert spark.table("fixtures_out.ok_events").count() == 6
+
+    result = run(dbt, project, "--select", "ok_events", "--full-refresh")
+    assert result.success, failure_messages(result)
+    assert rows_processed(result) == {"ok_events": 6}
+    assert spark.table("fixtures_out.ok_events").count() == 6

@@ -1,4 +1,4 @@
-"""What a person sees when a streaming model cannot run: the model, the setting, the fix."""
+"""Model configs, and what a person sees when a streaming model cannot run: the model, the setting, the fix."""
 
 from __future__ import annotations
 
@@ -24,6 +24,11 @@ MODELS = {
     ),
     "shares_b": (
         "{{ config(checkpoint_location='shared/one') }}\nselect kind from stream(fixtures.events)"
+    ),
+    "configured_events": (
+        "{{ config(trigger={'once': true}, partition_by='kind',"
+        " tblproperties={'delta.appendOnly': 'true'}) }}\n"
+        "select id, kind from stream(fixtures.events)"
     ),
     "landed_snapshot": (
         "{{ config(materialized='table') }}\nselect id, kind from {{ source('drop', 'events') }}"
@@ -147,6 +152,16 @@ def test_table_model_reads_a_stream_source_as_a_batch(dbt, project, spark):
     assert sorted(tuple(r) for r in spark.table("fixtures_out.landed_snapshot").collect()) == [
         (1, "a"), (2, "b")
     ]
+
+
+def test_once_trigger_partitioning_and_table_properties(dbt, project, spark):
+    result = run(dbt, project, "--select", "configured_events")
+
+    assert result.success, failure_messages(result)
+    assert rows_processed(result) == {"configured_events": 6}
+    detail = spark.sql("describe detail fixtures_out.configured_events").first()
+    assert detail.partitionColumns == ["kind"]
+    assert detail.properties.get("delta.appendOnly") == "true"
 
 
 def test_lost_checkpoint_stops_the_run_instead_of_duplicating(dbt, project, spark, lakehouse):

@@ -7,7 +7,6 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 JARS := .jars/.complete
-SITE_PACKAGES = $(shell $(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 
 .PHONY: setup run lint test clean
 
@@ -17,7 +16,8 @@ $(INSTALLED): requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	# The project's own code (python_runners/, the adapter plugin in adapter/) on the venv's path.
-	printf '%s\n%s\n' "$(CURDIR)" "$(CURDIR)/adapter" > "$(SITE_PACKAGES)/streaming_lakehouse.pth"
+	printf '%s\n%s\n' "$(CURDIR)" "$(CURDIR)/adapter" > \
+		"$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/streaming_lakehouse.pth"
 	# `source .venv/bin/activate` is then all a shell needs for plain `dbt run`.
 	grep -q DBT_PROFILES_DIR $(BIN)/activate || \
 		printf '\nexport DBT_PROFILES_DIR="%s/profiles"\n' "$(CURDIR)" >> $(BIN)/activate

@@ -40,3 +40,7 @@ def dbt(spark, tmp_path_factory):
         return invoke_dbt([*args, "--target-path", str(target), "--log-path", str(target)], project_dir)
 
     return run
+
+
+# dbt's adapter test suite (tests/adapter/) brings its fixtures from this plugin.
+pytest_plugins = ["dbt.tests.fixtures.project"]

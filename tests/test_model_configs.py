@@ -50,7 +50,7 @@ sources:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory, spark, lakehouse):
+def errors_project(tmp_path_factory, spark, lakehouse):
     """A small dbt project using this repository's macros, over a Delta table of 6 events."""
     root = tmp_path_factory.mktemp("errors_project")
     (root / "models").mkdir()
@@ -86,8 +86,8 @@ def table_exists(spark, name: str) -> bool:
     return spark.catalog.tableExists(f"fixtures_out.{name}")
 
 
-def test_order_by_fails_naming_the_model_and_the_alternative(dbt, project, spark):
-    result = run(dbt, project, "--select", "sorted_events")
+def test_order_by_fails_naming_the_model_and_the_alternative(dbt, errors_project, spark):
+    result = run(dbt, errors_project, "--select", "sorted_events")
 
     assert not result.success
     message = failure_messages(result)
@@ -96,8 +96,8 @@ def test_order_by_fails_naming_the_model_and_the_alternative(dbt, project, spark
     assert "\tat org.apache" not in message and "Py4J" not in message
 
 
-def test_aggregate_in_append_mode_points_to_complete_mode(dbt, project):
-    result = run(dbt, project, "--select", "appended_counts")
+def test_aggregate_in_append_mode_points_to_complete_mode(dbt, errors_project):
+    result = run(dbt, errors_project, "--select", "appended_counts")
 
     assert not result.success
     message = failure_messages(result)
@@ -105,8 +105,8 @@ def test_aggregate_in_append_mode_points_to_complete_mode(dbt, project):
     assert "output_mode='complete'" in message
 
 
-def test_bad_output_mode_fails_at_compile_time(dbt, project, spark):
-    result = run(dbt, project, "--select", "bad_mode")
+def test_bad_output_mode_fails_at_compile_time(dbt, errors_project, spark):
+    result = run(dbt, errors_project, "--select", "bad_mode")
 
     assert not result.success
     message = failure_messages(result)
@@ -115,8 +115,8 @@ def test_bad_output_mode_fails_at_compile_time(dbt, project, spark):
     assert not table_exists(spark, "bad_mode")
 
 
-def test_bad_trigger_fails_at_compile_time(dbt, project, spark):
-    result = run(dbt, project, "--select", "bad_trigger")
+def test_bad_trigger_fails_at_compile_time(dbt, errors_project, spark):
+    result = run(dbt, errors_project, "--select", "bad_trigger")
 
     assert not result.success
     message = failure_messages(result)
@@ -125,15 +125,15 @@ def test_bad_trigger_fails_at_compile_time(dbt, project, spark):
     assert not table_exists(spark, "bad_trigger")
 
 
-def test_bad_run_wide_trigger_fails_naming_the_model(dbt, project):
-    result = run(dbt, project, "--select", "ok_events", "--vars", "{stream_trigger: sometimes}")
+def test_bad_run_wide_trigger_fails_naming_the_model(dbt, errors_project):
+    result = run(dbt, errors_project, "--select", "ok_events", "--vars", "{stream_trigger: sometimes}")
 
     assert not result.success
     assert "Compilation Error in model ok_events" in failure_messages(result)
 
 
-def test_shared_checkpoint_fails_before_any_stream_starts(dbt, project, spark, lakehouse):
-    result = run(dbt, project, "--select", "shares_a", "shares_b")
+def test_shared_checkpoint_fails_before_any_stream_starts(dbt, errors_project, spark, lakehouse):
+    result = run(dbt, errors_project, "--select", "shares_a", "shares_b")
 
     assert not result.success
     results = node_results(result)
@@ -145,8 +145,8 @@ def test_shared_checkpoint_fails_before_any_stream_starts(dbt, project, spark, l
     assert not os.path.exists(lakehouse.checkpoint_path("shared/one"))
 
 
-def test_table_model_reads_a_stream_source_as_a_batch(dbt, project, spark):
-    result = run(dbt, project, "--select", "landed_snapshot")
+def test_table_model_reads_a_stream_source_as_a_batch(dbt, errors_project, spark):
+    result = run(dbt, errors_project, "--select", "landed_snapshot")
 
     assert result.success, failure_messages(result)
     assert sorted(tuple(r) for r in spark.table("fixtures_out.landed_snapshot").collect()) == [
@@ -154,8 +154,8 @@ def test_table_model_reads_a_stream_source_as_a_batch(dbt, project, spark):
     ]
 
 
-def test_once_trigger_partitioning_and_table_properties(dbt, project, spark):
-    result = run(dbt, project, "--select", "configured_events")
+def test_once_trigger_partitioning_and_table_properties(dbt, errors_project, spark):
+    result = run(dbt, errors_project, "--select", "configured_events")
 
     assert result.success, failure_messages(result)
     assert rows_processed(result) == {"configured_events": 6}
@@ -164,20 +164,20 @@ def test_once_trigger_partitioning_and_table_properties(dbt, project, spark):
     assert detail.properties.get("delta.appendOnly") == "true"
 
 
-def test_lost_checkpoint_stops_the_run_instead_of_duplicating(dbt, project, spark, lakehouse):
-    assert run(dbt, project, "--select", "ok_events").success
+def test_lost_checkpoint_stops_the_run_instead_of_duplicating(dbt, errors_project, spark, lakehouse):
+    assert run(dbt, errors_project, "--select", "ok_events").success
     assert spark.table("fixtures_out.ok_events").count() == 6
     checkpoint = lakehouse.checkpoint_path("fixtures_out/ok_events")
     shutil.rmtree(checkpoint)
 
-    result = run(dbt, project, "--select", "ok_events")
+    result = run(dbt, errors_project, "--select", "ok_events")
 
     assert not result.success
     message = failure_messages(result)
     assert "Model ok_events" in message and "--full-refresh --select ok_events" in message
     assert spark.table("fixtures_out.ok_events").count() == 6
 
-    result = run(dbt, project, "--select", "ok_events", "--full-refresh")
+    result = run(dbt, errors_project, "--select", "ok_events", "--full-refresh")
     assert result.success, failure_messages(result)
     assert rows_processed(result) == {"ok_events": 6}
     assert spark.table("fixtures_out.ok_events").count() == 6

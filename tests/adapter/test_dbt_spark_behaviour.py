@@ -1,0 +1,68 @@
+"""dbt's own adapter test suite (dbt-tests-adapter): the plugin keeps everything dbt-spark does.
+
+Tables, views, ephemeral models, incremental models, seeds, snapshots, singular and generic
+tests, and adapter methods, through the spark_streaming adapter on a Delta-enabled session.
+"""
+
+import pytest
+
+from dbt.tests.adapter.basic.test_adapter_methods import BaseAdapterMethod
+from dbt.tests.adapter.basic.test_base import BaseSimpleMaterializations
+from dbt.tests.adapter.basic.test_empty import BaseEmpty
+from dbt.tests.adapter.basic.test_ephemeral import BaseEphemeral
+from dbt.tests.adapter.basic.test_generic_tests import BaseGenericTests
+from dbt.tests.adapter.basic.test_incremental import BaseIncremental
+from dbt.tests.adapter.basic.test_singular_tests import BaseSingularTests
+from dbt.tests.adapter.basic.test_singular_tests_ephemeral import BaseSingularTestsEphemeral
+from dbt.tests.adapter.basic.test_snapshot_check_cols import BaseSnapshotCheckCols
+from dbt.tests.adapter.basic.test_snapshot_timestamp import BaseSnapshotTimestamp
+
+DELTA_EVERYWHERE = {
+    "models": {"+file_format": "delta"},
+    "seeds": {"+file_format": "delta"},
+    "snapshots": {"+file_format": "delta"},
+}
+
+
+class TestSimpleMaterializations(BaseSimpleMaterializations):
+    pass
+
+
+class TestSingularTests(BaseSingularTests):
+    pass
+
+
+class TestSingularTestsEphemeral(BaseSingularTestsEphemeral):
+    pass
+
+
+class TestEmpty(BaseEmpty):
+    pass
+
+
+class TestEphemeral(BaseEphemeral):
+    pass
+
+
+class TestIncremental(BaseIncremental):
+    pass
+
+
+class TestGenericTests(BaseGenericTests):
+    pass
+
+
+class TestAdapterMethod(BaseAdapterMethod):
+    pass
+
+
+class TestSnapshotCheckCols(BaseSnapshotCheckCols):
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return DELTA_EVERYWHERE
+
+
+class TestSnapshotTimestamp(BaseSnapshotTimestamp):
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return DELTA_EVERYWHERE

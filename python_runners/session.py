@@ -8,11 +8,13 @@ session. Static settings only apply to the first build in a process.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Mapping, Optional
 
 from pyspark.sql import SparkSession
 
+from python_runners import run_lock
 from python_runners.jars import jar_paths
 from python_runners.lakehouse import Lakehouse
 
@@ -61,6 +63,13 @@ def get_or_create_session(
         _make_active_in_this_thread(_session)
         return _session
     lakehouse = lakehouse or Lakehouse.from_env()
+    previous = run_lock.acquire(lakehouse.root)
+    if previous:
+        print(
+            f"Note: an earlier run (process {previous.get('pid')}, `{previous.get('command')}`) "
+            "ended without releasing the lakehouse; its lock was stale and is taken over.",
+            file=sys.stderr,
+        )
     if "://" not in lakehouse.metastore:
         os.makedirs(lakehouse.metastore, exist_ok=True)
     conf = session_conf(lakehouse, master or os.environ.get("SPARK_MASTER", DEFAULT_MASTER))

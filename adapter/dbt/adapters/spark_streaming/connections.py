@@ -6,12 +6,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbt.adapters.contracts.connection import Connection
+from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.spark.connections import (
     SparkConnectionManager,
     SparkConnectionMethod,
     SparkCredentials,
 )
 
+from python_runners.run_lock import LakehouseBusyError
 from python_runners.session import DEFAULT_MASTER, get_or_create_session
 
 
@@ -29,8 +31,6 @@ class SparkStreamingCredentials(SparkCredentials):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.method != SparkConnectionMethod.SESSION:
-            from dbt_common.exceptions import DbtRuntimeError
-
             raise DbtRuntimeError(
                 f"The spark_streaming adapter runs streams in-process and only supports "
                 f"`method: session` (profile says `method: {self.method}`). Remove `method` "
@@ -52,7 +52,10 @@ class SparkStreamingConnectionManager(SparkConnectionManager):
     def open(cls, connection: Connection) -> Connection:
         if connection.state != "open":
             credentials: SparkStreamingCredentials = connection.credentials  # type: ignore
-            get_or_create_session(
-                master=credentials.master, extra_conf=credentials.server_side_parameters
-            )
+            try:
+                get_or_create_session(
+                    master=credentials.master, extra_conf=credentials.server_side_parameters
+                )
+            except LakehouseBusyError as busy:
+                raise DbtRuntimeError(str(busy)) from None
         return super().open(connection)

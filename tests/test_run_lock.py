@@ -1,0 +1,70 @@
+"""One run at a time per lakehouse: a second run is refused at once, a dead run's lock is not."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from python_runners import run_lock
+from python_runners.lakehouse import REPO_ROOT
+
+DBT = str(Path(sys.executable).with_name("dbt"))
+
+
+def test_second_dbt_run_on_a_busy_lakehouse_fails_fast_naming_the_holder(spark, lakehouse, tmp_path):
+    # this test process holds the suite's lakehouse (its Spark session is up)
+    env = {**os.environ, "LAKEHOUSE_DIR": lakehouse.root}
+    second = subprocess.run(
+        [DBT, "run", "--project-dir", str(REPO_ROOT), "--profiles-dir", str(REPO_ROOT / "profiles"),
+         "--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "logs")],
+        env=env, capture_output=True, text=True, timeout=300,
+    )
+
+    assert second.returncode != 0
+    assert f"is in use by process {os.getpid()}" in second.stdout
+    assert "Only one run at a time" in second.stdout
+    assert "Derby" not in second.stdout  # refused before a JVM was started
+
+
+def test_lock_left_by_a_killed_process_is_stale_and_taken_over(tmp_path):
+    root = tmp_path / "lakehouse"
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; from python_runners import run_lock;"
+         f"run_lock.acquire({str(root)!r}); print('held', flush=True); time.sleep(600)"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        busy = subprocess.run(
+            [sys.executable, "-c", f"from python_runners import run_lock; run_lock.acquire({str(root)!r})"],
+            capture_output=True, text=True, timeout=60,
+        )
+        assert busy.returncode != 0 and f"in use by process {holder.pid}" in busy.stderr
+    finally:
+        holder.kill()  # SIGKILL: no chance to release anything
+        holder.wait()
+
+    taken_over = subprocess.run(
+        [sys.executable, "-c",
+         "import json; from python_runners import run_lock;"
+         f"print(json.dumps(run_lock.acquire({str(root)!r})))"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert taken_over.returncode == 0, taken_over.stderr
+    assert json.loads(taken_over.stdout)["pid"] == holder.pid  # the dead holder, reported
+
+
+def test_lock_is_released_on_a_clean_exit(tmp_path):
+    root = str(tmp_path / "lakehouse")
+    for _ in range(2):
+        run = subprocess.run(
+            [sys.executable, "-c",
+             f"from python_runners import run_lock; print(run_lock.acquire({root!r}))"],
+            capture_output=True, text=True, timeout=60,
+        )
+        assert run.returncode == 0 and run.stdout.strip() == "None", run.stderr
+    assert run_lock.LOCK_FILE in os.listdir(root)

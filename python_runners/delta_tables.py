@@ -29,3 +29,19 @@ def create_if_missing(
 
 def drop_if_exists(spark: SparkSession, table: str) -> None:
     spark.sql(f"drop table if exists {table}")
+
+
+def current_version(spark: SparkSession, table: str) -> int:
+    """The table's latest Delta version, -1 if it does not exist yet."""
+    if not spark.catalog.tableExists(table):
+        return -1
+    return DeltaTable.forName(spark, table).history(1).first()["version"]
+
+
+def rows_written_since(spark: SparkSession, table: str, version: int) -> int:
+    """Rows the commits after `version` wrote (Delta's own numOutputRows per commit)."""
+    commits = DeltaTable.forName(spark, table).history().where(f"version > {version}")
+    return sum(
+        int((row["operationMetrics"] or {}).get("numOutputRows", 0))
+        for row in commits.select("operationMetrics").collect()
+    )

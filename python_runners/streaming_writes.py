@@ -46,7 +46,7 @@ class StreamSummary:
     def message(self) -> str:
         state = "running" if self.running else "caught up"
         batches = "1 batch" if self.batches == 1 else f"{self.batches} batches"
-        return f"STREAMED {self.input_rows} rows in {batches} ({state})"
+        return f"STREAMED {self.input_rows} rows in, {self.output_rows} written, {batches} ({state})"
 
 
 def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSummary:
@@ -56,6 +56,7 @@ def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSum
     is processed, so that downstream models in the same `dbt run` see the data.
     """
     started = time.monotonic()
+    version_before = delta_tables.current_version(spark, write.target_table)
     query = start_streaming_write(spark, write)
     try:
         if write.trigger.runs_until_caught_up:
@@ -65,7 +66,8 @@ def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSum
     except (PySparkException, Py4JJavaError) as error:
         _stop_quietly(query)
         raise explain(write.model, error) from None
-    return summarise(write.model, query, time.monotonic() - started)
+    written = delta_tables.rows_written_since(spark, write.target_table, version_before)
+    return summarise(write.model, query, written, time.monotonic() - started)
 
 
 def start_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamingQuery:
@@ -92,25 +94,17 @@ def start_streaming_write(spark: SparkSession, write: StreamingWrite) -> Streami
         raise explain(write.model, error) from None
 
 
-def summarise(model: str, query: StreamingQuery, seconds: float) -> StreamSummary:
+def summarise(model: str, query: StreamingQuery, written: int, seconds: float) -> StreamSummary:
+    """What this run did; rows written come from the Delta commits (the sink reports -1)."""
     progress = [p for p in query.recentProgress if p.get("batchId") is not None]
-    batches = [p for p in progress if p.get("numInputRows", 0) > 0 or _wrote_rows(p)]
     return StreamSummary(
         model=model,
-        batches=len(batches),
+        batches=len([p for p in progress if "addBatch" in (p.get("durationMs") or {})]),
         input_rows=sum(int(p.get("numInputRows", 0)) for p in progress),
-        output_rows=sum(_sink_rows(p) for p in progress),
+        output_rows=written,
         seconds=round(seconds, 3),
         running=query.isActive,
     )
-
-
-def _sink_rows(progress: Mapping) -> int:
-    return max(0, int((progress.get("sink") or {}).get("numOutputRows", 0) or 0))  # -1: unknown
-
-
-def _wrote_rows(progress: Mapping) -> bool:
-    return _sink_rows(progress) > 0
 
 
 def _refuse_running_twice(spark: SparkSession, write: StreamingWrite) -> None:

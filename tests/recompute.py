@@ -9,7 +9,13 @@ from python_runners.demo_data import RECORDING_SCHEMA
 
 
 def landed_recordings(spark: SparkSession, folder) -> DataFrame:
-    return spark.read.schema(RECORDING_SCHEMA).json(str(folder))
+    """Every readable recording landed so far (unreadable lines are the quarantine's)."""
+    frame = (
+        spark.read.schema(f"{RECORDING_SCHEMA}, _corrupt_record string")
+        .option("columnNameOfCorruptRecord", "_corrupt_record")
+        .json(str(folder))
+    )
+    return frame.where("_corrupt_record is null").drop("_corrupt_record")
 
 
 def device_counts(spark: SparkSession, folder) -> list[tuple]:

@@ -21,7 +21,7 @@ from python_runners.demo_data import land_batch, recordings_folder
 from python_runners.lakehouse import REPO_ROOT, Lakehouse
 
 DBT = str(Path(sys.executable).with_name("dbt"))
-SERVING = "Serving 4 streaming queries"
+SERVING = "Serving 5 streaming queries"
 TIMEOUT = 240
 
 

@@ -10,10 +10,13 @@ from dbt_results import failure_messages, rows_processed
 from python_runners.demo_data import land_batch, recordings_folder
 import recompute
 
+# Models that read every new row (quarantined_recordings reads only files with unreadable
+# lines: Delta skips the others by their column statistics).
 STREAMING_MODELS = ["bronze_recordings", "silver_recordings", "device_counts", "ward_heart_rates"]
 TABLES = {
     "bronze_recordings": "bronze.bronze_recordings",
     "silver_recordings": "silver.silver_recordings",
+    "quarantined_recordings": "silver.quarantined_recordings",
     "device_counts": "gold.device_counts",
     "ward_heart_rates": "gold.ward_heart_rates",
 }
@@ -51,9 +54,15 @@ def assert_gold_matches_recompute(spark, folder) -> None:
     assert [row[3] for row in streamed] == pytest.approx([row[3] for row in expected], abs=0.0101)
 
 
+def every_layer_processed(result, rows: int) -> None:
+    processed = rows_processed(result)
+    assert {model: processed[model] for model in STREAMING_MODELS} == dict.fromkeys(STREAMING_MODELS, rows)
+    assert processed["quarantined_recordings"] in (0, rows)
+
+
 def test_build_streams_every_landed_row_through_every_layer(built, spark, folder):
     batch, result = built
-    assert rows_processed(result) == {model: batch.records for model in STREAMING_MODELS}
+    every_layer_processed(result, batch.records)
     assert count(spark, "bronze.bronze_recordings") == batch.records
     assert count(spark, "silver.silver_recordings") == batch.records
     assert_gold_matches_recompute(spark, folder)
@@ -81,7 +90,7 @@ def test_second_run_processes_only_the_new_batch(built, dbt, spark, folder):
     result = dbt("run")
 
     assert result.success, failure_messages(result)
-    assert rows_processed(result) == {model: batch.records for model in STREAMING_MODELS}
+    every_layer_processed(result, batch.records)
     assert count(spark, "bronze.bronze_recordings") == before + batch.records
     assert_gold_matches_recompute(spark, folder)
 
@@ -92,7 +101,7 @@ def test_run_with_nothing_new_changes_nothing(built, dbt, spark, folder):
     result = dbt("run")
 
     assert result.success, failure_messages(result)
-    assert rows_processed(result) == {model: 0 for model in STREAMING_MODELS}
+    every_layer_processed(result, 0)
     assert {model: count(spark, table) for model, table in TABLES.items()} == counts
     for table in ("bronze.bronze_recordings", "silver.silver_recordings"):
         distinct = spark.table(table).select("recording_id").distinct().count()
@@ -106,6 +115,39 @@ def test_complete_mode_gold_matches_recompute_after_each_landing(built, dbt, spa
         assert result.success, failure_messages(result)
         assert rows_processed(result)["device_counts"] == records
         assert_gold_matches_recompute(spark, folder)
+
+
+UNREADABLE_LINES = [
+    '{"recording_id": "bad-1", "device_id": 1, "mrn": 100001, "time": 17',  # cut short
+    "not json at all",
+    '{"recording_id": "bad-3", "device_id": "three", "mrn": 100001, "time": 1767225600, '
+    '"heartbeat": 70.0}',  # a string where an int belongs
+]
+
+
+def test_unreadable_lines_are_quarantined_and_counted_not_dropped(built, dbt, spark, folder):
+    readable = land_batch(folder, records=4, files=1)
+    bad_file = folder / "hand-written.json"
+    bad_file.write_text("\n".join(UNREADABLE_LINES) + "\n")
+    (folder / "empty.json").write_text("")
+    quarantined_before = count(spark, "silver.quarantined_recordings")
+
+    result = dbt("run")
+
+    assert result.success, failure_messages(result)
+    processed = rows_processed(result)
+    assert processed["bronze_recordings"] == readable.records + len(UNREADABLE_LINES)
+    assert processed["device_counts"] == readable.records
+    quarantined = spark.sql(
+        "select source_file, raw_record from silver.quarantined_recordings "
+        "where source_file like '%hand-written.json'"
+    ).collect()
+    assert sorted(row.raw_record for row in quarantined) == sorted(UNREADABLE_LINES)
+    assert count(spark, "silver.quarantined_recordings") == quarantined_before + len(UNREADABLE_LINES)
+    messages = {r.node.name: r.message for r in result.result.results}
+    assert f", {len(UNREADABLE_LINES)} written" in messages["quarantined_recordings"]
+    assert f", {readable.records} written" in messages["silver_recordings"]
+    assert_gold_matches_recompute(spark, folder)
 
 
 def test_each_model_has_a_checkpoint_of_its_own(built, lakehouse):

@@ -9,6 +9,7 @@ ingested as (
         mrn,
         time,
         heartbeat,
+        _corrupt_record,
         _metadata.file_path as source_file,
         current_timestamp() as ingested_at
     from recordings

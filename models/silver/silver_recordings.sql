@@ -14,7 +14,7 @@ typed as (
         cast(heartbeat as double) as heartbeat,
         timestamp_seconds(time) as recorded_at
     from recordings
-    where recording_id is not null
+    where _corrupt_record is null
 ),
 
 enriched as (

@@ -55,6 +55,17 @@ _ADVICE = [
 ]
 
 
+# The query changed in a way its checkpoint (or its table) cannot follow.
+_CHECKPOINT_CANNOT_FOLLOW = re.compile(
+    r"STATE_STORE_(KEY|VALUE)_SCHEMA_NOT_COMPATIBLE"
+    r"|STATE_SCHEMA_FILE_NOT_FOUND|STATE_STORE_INVALID_VALUE_SCHEMA_EVOLUTION"
+    r"|STREAMING_STATEFUL_OPERATOR_NOT_MATCH_IN_STATE_METADATA"
+    r"|STREAMING_STATEFUL_OPERATOR_MISSING_STATE_DIRECTORY"
+    r"|Provided schema doesn't match to the schema for existing state"
+    r"|DELTA_FAILED_TO_MERGE_FIELDS|DELTA_METADATA_MISMATCH|A schema mismatch detected when writing",
+)
+
+
 class StreamingModelError(RuntimeError):
     """A streaming query that Spark refused or that failed, explained in the model's terms."""
 
@@ -73,6 +84,14 @@ def error_text(error: BaseException) -> str:
 def explain(model: str, error: BaseException) -> StreamingModelError:
     text = error_text(error)
     first_line = next((line for line in text.splitlines() if line.strip()), text)
+    if _CHECKPOINT_CANNOT_FOLLOW.search(text):
+        return StreamingModelError(
+            f"Model {model} changed in a way its checkpoint cannot follow (different grouping "
+            f"keys or output columns, or a stateful operation added or removed). The state and "
+            f"table kept from earlier runs fit the old query. Rebuild the model from all input "
+            f"with `dbt run --full-refresh --select {model}` (and refresh the models that "
+            f"stream from it).\nSpark said: {first_line[:400]}"
+        )
     for pattern, operation, advice in _ADVICE:
         if pattern.search(text):
             return StreamingModelError(

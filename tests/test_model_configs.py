@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -30,6 +31,11 @@ MODELS = {
         " tblproperties={'delta.appendOnly': 'true'}) }}\n"
         "select id, kind from stream(fixtures.events)"
     ),
+    "evolving_counts": (
+        "{{ config(output_mode='complete') }}\n"
+        "select kind, count(*) as n from stream(fixtures.events) group by kind"
+    ),
+    "evolving_filter": "select id, kind from stream(fixtures.events)",
     "landed_snapshot": (
         "{{ config(materialized='table') }}\nselect id, kind from {{ source('drop', 'events') }}"
     ),
@@ -181,3 +187,46 @@ def test_lost_checkpoint_stops_the_run_instead_of_duplicating(dbt, errors_projec
     assert result.success, failure_messages(result)
     assert rows_processed(result) == {"ok_events": 6}
     assert spark.table("fixtures_out.ok_events").count() == 6
+
+
+def rewrite_model(project: str, name: str, sql: str) -> None:
+    Path(project, "models", f"{name}.sql").write_text(sql + "\n")
+
+
+def test_query_change_its_checkpoint_cannot_follow_offers_full_refresh(dbt, errors_project, spark):
+    assert run(dbt, errors_project, "--select", "evolving_counts").success
+    rewrite_model(
+        errors_project, "evolving_counts",
+        "{{ config(output_mode='complete') }}\n"
+        "select id, count(*) as n from stream(fixtures.events) group by id",
+    )
+    spark.sql("insert into fixtures.events values (9, 'c')")  # state is checked by the next batch
+
+    result = run(dbt, errors_project, "--select", "evolving_counts")
+
+    assert not result.success
+    message = failure_messages(result)
+    assert "Model evolving_counts" in message and "checkpoint" in message
+    assert "--full-refresh --select evolving_counts" in message
+    assert "\tat org.apache" not in message
+
+    result = run(dbt, errors_project, "--select", "evolving_counts", "--full-refresh")
+    assert result.success, failure_messages(result)
+    assert spark.table("fixtures_out.evolving_counts").count() == 7  # one row per id now
+
+
+def test_a_new_filter_in_a_stateless_model_keeps_its_checkpoint(dbt, errors_project, spark):
+    assert run(dbt, errors_project, "--select", "evolving_filter").success
+    rewrite_model(
+        errors_project, "evolving_filter",
+        "select id, kind from stream(fixtures.events) where kind = 'a'",
+    )
+    spark.sql("insert into fixtures.events values (7, 'a'), (8, 'b')")
+
+    result = run(dbt, errors_project, "--select", "evolving_filter")
+
+    assert result.success, failure_messages(result)
+    table = spark.table("fixtures_out.evolving_filter")
+    before = table.where("id <= 6 or id = 9").count()
+    assert before == 7  # the first run's rows, kept: the checkpoint went on
+    assert [(r.id, r.kind) for r in table.where("id in (7, 8)").collect()] == [(7, "a")]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -147,6 +148,26 @@ def test_unreadable_lines_are_quarantined_and_counted_not_dropped(built, dbt, sp
     messages = {r.node.name: r.message for r in result.result.results}
     assert f", {len(UNREADABLE_LINES)} written" in messages["quarantined_recordings"]
     assert f", {readable.records} written" in messages["silver_recordings"]
+    assert_gold_matches_recompute(spark, folder)
+
+
+def test_fields_outside_the_schema_are_rescued_not_dropped(built, dbt, spark, folder):
+    (folder / "new-firmware.json").write_text(
+        '{"recording_id": "fw-1", "device_id": 3, "mrn": 100002, "time": 1767229200, '
+        '"heartbeat": 71.5, "battery": 87, "firmware": "2.1"}\n'
+    )
+
+    result = dbt("run")
+
+    assert result.success, failure_messages(result)
+    row = spark.sql(
+        "select heartbeat, _rescued_data from bronze.bronze_recordings where recording_id = 'fw-1'"
+    ).first()
+    assert row.heartbeat == 71.5
+    assert json.loads(row._rescued_data) == {"battery": "87", "firmware": "2.1"}
+    assert spark.table("silver.silver_recordings").where("recording_id = 'fw-1'").count() == 1
+    ordinary = spark.table("bronze.bronze_recordings").where("recording_id like 'b%'")
+    assert ordinary.where("_rescued_data is not null").count() == 0
     assert_gold_matches_recompute(spark, folder)
 
 

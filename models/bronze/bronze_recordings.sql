@@ -10,6 +10,7 @@ ingested as (
         time,
         heartbeat,
         _corrupt_record,
+        _rescued_data,
         _metadata.file_path as source_file,
         current_timestamp() as ingested_at
     from recordings

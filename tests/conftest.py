@@ -6,6 +6,7 @@ dbt runs in-process through dbtRunner, so every dbt invocation in the suite reus
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -28,7 +29,10 @@ def lakehouse() -> Lakehouse:
 
 @pytest.fixture(scope="session")
 def spark(lakehouse):
-    return get_or_create_session(lakehouse)
+    session = get_or_create_session(lakehouse)
+    yield session
+    session.stop()
+    shutil.rmtree(_LAKEHOUSE, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
-
 from importlib import import_module
+from typing import Any, Mapping, Optional, Sequence
 
 from dbt.adapters.base.impl import AdapterTrackingRelationInfo
 from dbt.adapters.base.meta import available

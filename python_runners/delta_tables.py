@@ -39,8 +39,14 @@ def current_version(spark: SparkSession, table: str) -> int:
 
 
 def rows_written_since(spark: SparkSession, table: str, version: int) -> int:
-    """Rows the commits after `version` wrote (Delta's own numOutputRows per commit)."""
-    commits = DeltaTable.forName(spark, table).history().where(f"version > {version}")
+    """Rows the commits after `version` wrote (Delta's own numOutputRows per commit).
+
+    Reads only those commits, so the cost follows what this run wrote, not the table's age.
+    """
+    new_commits = current_version(spark, table) - version
+    if new_commits <= 0:
+        return 0
+    commits = DeltaTable.forName(spark, table).history(new_commits).where(f"version > {version}")
     return sum(
         int((row["operationMetrics"] or {}).get("numOutputRows", 0))
         for row in commits.select("operationMetrics").collect()

@@ -38,6 +38,13 @@ def serve_until_stopped(spark: SparkSession, log: Callable[[str], None] = print)
     return [q.name for q in queries]
 
 
+def stop_all(spark: SparkSession) -> list[str]:
+    """Stop every running query between batches; returns their names."""
+    queries = list(spark.streams.active)
+    stop_between_batches(queries)
+    return [q.name for q in queries]
+
+
 def stop_between_batches(queries: Iterable[StreamingQuery], timeout_seconds: float = 120) -> None:
     """Stop each query once its current micro-batch, if any, has committed."""
     for query in queries:

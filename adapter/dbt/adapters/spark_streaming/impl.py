@@ -106,6 +106,4 @@ class SparkStreamingAdapter(SparkAdapter):
     @available
     def stop_streams(self) -> list:
         """Stop every running query between batches (on-run-end hook of a failed run)."""
-        queries = list(self._spark().streams.active)
-        serving.stop_between_batches(queries)
-        return [q.name for q in queries]
+        return serving.stop_all(self._spark())

@@ -9,25 +9,17 @@ from __future__ import annotations
 
 from pyspark.sql import SparkSession
 
+from python_runners import hadoop_fs
 from python_runners.streaming_errors import StreamingModelError
 
 
-def _hadoop_path(spark: SparkSession, location: str):
-    jvm = spark.sparkContext._jvm
-    path = jvm.org.apache.hadoop.fs.Path(location)
-    return path, path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
-
-
 def has_progress(spark: SparkSession, location: str) -> bool:
-    """True once a stream has committed at least one batch to the checkpoint."""
-    path, fs = _hadoop_path(spark, location.rstrip("/") + "/offsets")
-    return bool(fs.exists(path)) and len(fs.listStatus(path)) > 0
+    """True once a stream has planned at least one batch in the checkpoint."""
+    return bool(hadoop_fs.list_names(spark, location.rstrip("/") + "/offsets"))
 
 
 def delete(spark: SparkSession, location: str) -> None:
-    path, fs = _hadoop_path(spark, location)
-    if fs.exists(path):
-        fs.delete(path, True)
+    hadoop_fs.delete(spark, location)
 
 
 def check_matches_table(spark: SparkSession, model: str, table: str, location: str) -> None:

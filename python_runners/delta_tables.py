@@ -8,6 +8,9 @@ from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
+from python_runners import hadoop_fs
+from python_runners.streaming_errors import StreamingModelError
+
 
 def create_if_missing(
     spark: SparkSession,
@@ -19,6 +22,7 @@ def create_if_missing(
     """Create the table before the stream starts, so partitioning and properties hold from version 0."""
     if spark.catalog.tableExists(table):
         return
+    _clear_interrupted_create(spark, table)
     builder = DeltaTable.createIfNotExists(spark).tableName(table).addColumns(schema)
     if partition_by:
         builder = builder.partitionedBy(*partition_by)
@@ -51,3 +55,35 @@ def rows_written_since(spark: SparkSession, table: str, version: int) -> int:
         int((row["operationMetrics"] or {}).get("numOutputRows", 0))
         for row in commits.select("operationMetrics").collect()
     )
+
+
+def _clear_interrupted_create(spark: SparkSession, table: str) -> None:
+    """Remove what a process killed while creating the table left at its location.
+
+    Creating a managed Delta table writes its first commit, then registers the table in the
+    metastore. A kill in between leaves a location that the next create refuses. If it holds
+    nothing but that creation (no data was ever written), it is safe to start again.
+    """
+    location = default_location(spark, table)
+    if not hadoop_fs.exists(spark, location):
+        return
+    if DeltaTable.isDeltaTable(spark, location):
+        operations = {
+            row["operation"] for row in DeltaTable.forPath(spark, location).history().collect()
+        }
+        leftover = operations == {"CREATE TABLE"}
+    else:
+        leftover = all(name == "_delta_log" or name.startswith((".", "_"))
+                       for name in hadoop_fs.list_names(spark, location))
+    if not leftover:
+        raise StreamingModelError(
+            f"Table {table} is not in the metastore, but its location {location} holds data. "
+            f"Register it again (CREATE TABLE {table} USING DELTA LOCATION '{location}') "
+            f"or move the folder away, then run again."
+        )
+    hadoop_fs.delete(spark, location)
+
+
+def default_location(spark: SparkSession, table: str) -> str:
+    schema, name = table.replace("`", "").split(".")[-2:]
+    return f"{spark.catalog.getDatabase(schema).locationUri.rstrip('/')}/{name}"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
 from pyspark.errors import PySparkException
@@ -44,30 +44,33 @@ class StreamSummary:
     running: bool
 
     def message(self) -> str:
-        state = "running" if self.running else "caught up"
+        state = "caught up, serving" if self.running else "caught up"
         batches = "1 batch" if self.batches == 1 else f"{self.batches} batches"
         return f"STREAMED {self.input_rows} rows in, {self.output_rows} written, {batches} ({state})"
 
 
 def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSummary:
-    """Start the write; with a run-until-caught-up trigger wait for it to finish.
+    """Process everything available now; with a processing-time trigger then keep the stream running.
 
-    A processing-time query is left running, but only once everything available at its start
-    is processed, so that downstream models in the same `dbt run` see the data.
+    Catching up is its own run-until-caught-up query, so that downstream models in the same
+    `dbt run` see the data even while more keeps arriving (waiting for a processing-time query
+    to drain would never end under a steady inflow). The served query then continues from the
+    same checkpoint.
     """
     started = time.monotonic()
     version_before = delta_tables.current_version(spark, write.target_table)
-    query = start_streaming_write(spark, write)
+    catch_up = start_streaming_write(spark, replace(write, trigger=write.trigger.catch_up()))
     try:
-        if write.trigger.runs_until_caught_up:
-            query.awaitTermination()
-        else:
-            query.processAllAvailable()
+        catch_up.awaitTermination()
     except (PySparkException, Py4JJavaError) as error:
-        _stop_quietly(query)
+        _stop_quietly(catch_up)
         raise explain(write.model, error) from None
     written = delta_tables.rows_written_since(spark, write.target_table, version_before)
-    return summarise(write.model, query, written, time.monotonic() - started)
+    summary = summarise(write.model, catch_up, written, time.monotonic() - started)
+    if write.trigger.runs_until_caught_up:
+        return summary
+    served = start_streaming_write(spark, write)
+    return replace(summary, running=served.isActive)
 
 
 def start_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamingQuery:

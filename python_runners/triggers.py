@@ -29,9 +29,16 @@ class Trigger:
         """True when the query stops by itself once the data present at its start is processed."""
         return self.kind != "processing_time"
 
+    def catch_up(self) -> "Trigger":
+        """The trigger that processes what is there now and stops: the first leg of a served stream."""
+        return self if self.runs_until_caught_up else AVAILABLE_NOW
+
     def writer_kwargs(self) -> dict[str, Any]:
         if self.kind == "available_now":
             return {"availableNow": True}
         if self.kind == "once":
             return {"once": True}
         return {"processingTime": self.interval}
+
+
+AVAILABLE_NOW = Trigger("available_now")

@@ -1,0 +1,32 @@
+"""Keep landing new batches of recordings, on a thread, while the pipeline is killed and restarted."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from python_runners.demo_data import land_batch
+
+
+class Lander:
+    def __init__(self, folder: Path, every_seconds: float, records: int, files: int):
+        self.folder = folder
+        self.every_seconds = every_seconds
+        self.records = records
+        self.files = files
+        self.batches = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._land, name="lander", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _land(self) -> None:
+        while not self._stop.is_set():
+            land_batch(self.folder, records=self.records, files=self.files)
+            self.batches += 1
+            self._stop.wait(self.every_seconds)

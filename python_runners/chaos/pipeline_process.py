@@ -1,0 +1,74 @@
+"""The pipeline as a separate process tree that can be killed without warning."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from python_runners.lakehouse import REPO_ROOT
+
+DBT = str(Path(sys.executable).with_name("dbt"))
+
+
+class PipelineProcess:
+    """`dbt <args>` on the repository's project, output to a log file, in a process group of its own."""
+
+    def __init__(self, args: Sequence[str], env: Mapping[str, str], log_path: Path):
+        self.log_path = log_path
+        self.started = time.monotonic()
+        target = log_path.parent / "target"
+        command = [
+            DBT, *args, "--project-dir", str(REPO_ROOT),
+            "--profiles-dir", str(REPO_ROOT / "profiles"),
+            "--target-path", str(target), "--log-path", str(target),
+        ]
+        with open(log_path, "w", encoding="utf-8") as log:
+            self.process = subprocess.Popen(
+                command, env=dict(env), stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True,  # the JVM that pyspark launches joins this group
+            )
+
+    @property
+    def seconds_running(self) -> float:
+        return time.monotonic() - self.started
+
+    def has_exited(self) -> bool:
+        return self.process.poll() is not None
+
+    def wait(self, timeout: float) -> int:
+        return self.process.wait(timeout=timeout)
+
+    def kill_tree(self) -> None:
+        """SIGKILL every process in the group, and wait until none is left (the JVM included)."""
+        group = self.process.pid
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.process.wait()
+        while _members(group):
+            time.sleep(0.05)
+
+    def log_tail(self, lines: int = 40) -> str:
+        text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        return "\n".join(text.splitlines()[-lines:])
+
+
+def _members(group: int) -> list[int]:
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == group and fields[0] != "Z":  # fields: state, ppid, pgrp, ...
+            members.append(int(entry))
+    return members

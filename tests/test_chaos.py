@@ -1,0 +1,32 @@
+"""`make chaos` in small: 3 SIGKILLs of the always-on pipeline while data lands, then the audit.
+
+The chaos run is its own process with its own lakehouse (a Derby metastore admits one JVM at a
+time); its last line is the verdict this test reads.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+VERDICT = re.compile(
+    r"^chaos: kills=(\d+) landed=(\d+) lost=(\d+) duplicated=(\d+) gold_matches_recompute=(yes|no)$"
+)
+
+
+def test_three_kills_lose_and_duplicate_nothing(tmp_path):
+    chaos = subprocess.run(
+        [sys.executable, "-m", "python_runners.chaos", "--kills", "3", "--seed", "7",
+         "--max-delay", "40", "--lakehouse", str(tmp_path / "chaos")],
+        capture_output=True, text=True, timeout=1500,
+    )
+    report = chaos.stdout + chaos.stderr
+    assert chaos.returncode == 0, report
+    lines = chaos.stdout.strip().splitlines()
+    assert sum(line.startswith("chaos: kill ") for line in lines) == 3, report
+    verdict = VERDICT.match(lines[-1])
+    assert verdict, report
+    kills, landed, lost, duplicated, gold = verdict.groups()
+    assert (kills, lost, duplicated, gold) == ("3", "0", "0", "yes"), report
+    assert int(landed) > 0

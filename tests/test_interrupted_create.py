@@ -1,0 +1,49 @@
+"""A run killed while creating a model's table: the next run creates it again.
+
+Creating a managed Delta table writes its first commit, then registers the table in the
+metastore; a kill in between leaves the location holding only that creation.
+"""
+
+from __future__ import annotations
+
+import pytest
+from delta.tables import DeltaTable
+
+from python_runners import delta_tables, hadoop_fs
+from python_runners.streaming_errors import StreamingModelError
+
+SCHEMA = "interrupted"
+
+
+@pytest.fixture
+def table(spark):
+    spark.sql(f"create schema if not exists {SCHEMA}")
+    name = f"{SCHEMA}.events"
+    yield name
+    delta_tables.drop_if_exists(spark, name)
+    hadoop_fs.delete(spark, delta_tables.default_location(spark, name))
+
+
+def test_a_location_left_by_an_interrupted_create_is_created_again(spark, table):
+    schema = spark.range(1).selectExpr("id", "'x' as label").schema
+    location = delta_tables.default_location(spark, table)
+    DeltaTable.create(spark).location(location).addColumns(schema).execute()
+    assert not spark.catalog.tableExists(table)
+
+    delta_tables.create_if_missing(spark, table, schema)
+
+    assert spark.catalog.tableExists(table)
+    described = spark.sql(f"describe detail {table}").first()
+    assert described["location"] == location
+    assert spark.sql(f"describe extended {table}").where("col_name = 'Type'").first()[1] == "MANAGED"
+
+
+def test_a_location_with_data_but_no_table_is_not_deleted(spark, table):
+    location = delta_tables.default_location(spark, table)
+    spark.range(3).write.format("delta").save(location)
+
+    with pytest.raises(StreamingModelError, match="holds data") as error:
+        delta_tables.create_if_missing(spark, table, spark.range(1).schema)
+
+    assert location in str(error.value)
+    assert spark.read.format("delta").load(location).count() == 3

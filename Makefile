@@ -7,8 +7,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 JARS := .jars/.complete
+KILLS ?= 20
+SEED ?= 1
 
-.PHONY: setup run lint test clean
+.PHONY: setup run lint test chaos clean
 
 setup: $(INSTALLED) $(JARS)
 
@@ -35,6 +37,10 @@ lint: $(INSTALLED)
 
 test: setup lint
 	$(BIN)/python -m pytest
+
+# SIGKILL the always-on pipeline KILLS times while data lands, then check every record and gold.
+chaos: setup
+	$(BIN)/python -m python_runners.chaos --kills $(KILLS) --seed $(SEED)
 
 clean:
 	rm -rf .lakehouse target logs

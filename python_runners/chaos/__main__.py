@@ -87,9 +87,10 @@ def main(argv: list[str] | None = None) -> int:
             seconds = pipeline.seconds_running
             pipeline.kill_tree()
             before, states = states, _states(models)
-            kind = _kind(states) if states != before else BEFORE_FIRST_BATCH
+            moved = {model: state for model, state in states.items() if state != before[model]}
+            kind = _kind(moved) if moved else BEFORE_FIRST_BATCH
             moments[kind] += 1
-            where = _describe(states) if states != before else kind
+            where = _describe(moved) if moved else kind
             say(f"chaos: kill {number}/{args.kills} {moment.description} ({seconds:.1f} s in): {where}")
     finally:
         lander.stop()

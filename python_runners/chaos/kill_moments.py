@@ -12,6 +12,7 @@ from python_runners.chaos.stream_state import ModelPaths, latest_delta_version
 
 POLL_SECONDS = 0.001
 COMMIT_WAIT_SECONDS = 240
+STREAMING_STARTED = "START sql streaming_table model"  # dbt's line as the first model starts
 
 
 class PipelineExited(RuntimeError):
@@ -21,30 +22,47 @@ class PipelineExited(RuntimeError):
 @dataclass(frozen=True)
 class KillMoment:
     description: str
-    delay_seconds: float | None = None  # a random moment
-    after_commit_to: ModelPaths | None = None  # the moment a new Delta commit appears
+    delay_seconds: float = 0.0  # a random moment...
+    from_streaming: bool = False  # ...counted from the first model's start instead of the process's
+    after_commit_to: ModelPaths | None = None  # or: the moment a new Delta commit appears
 
     def wait(self, pipeline: PipelineProcess) -> None:
         """Return at the moment to kill; raises PipelineExited if the pipeline ends first."""
         if self.after_commit_to is not None:
             _wait_for_new_commit(pipeline, self.after_commit_to)
-        else:
-            _wait_for_delay(pipeline, self.delay_seconds or 0.0)
+            return
+        started = 0.0
+        if self.from_streaming:
+            _wait_for_log(pipeline, STREAMING_STARTED)
+            started = pipeline.seconds_running
+        _wait_for_delay(pipeline, started + self.delay_seconds)
 
 
 def plan(kills: int, seed: int, targets: Sequence[ModelPaths], max_delay: float) -> list[KillMoment]:
-    """Half the kills at random delays, half on Delta commits, rotating over the target models."""
+    """Kills in thirds: at any moment of a run (start-up included), at a random moment once models
+    are streaming, and on Delta commits, rotating over the target models. Shuffled by the seed."""
     rng = random.Random(seed)
     moments = []
     for number in range(kills):
-        if number % 2 == 0:
-            delay = round(rng.uniform(1.0, max_delay), 1)
-            moments.append(KillMoment(f"{delay} s after start", delay_seconds=delay))
-        else:
-            target = targets[(number // 2) % len(targets)]
+        kind = number % 3
+        if kind == 0:
+            target = targets[(number // 3) % len(targets)]
             moments.append(KillMoment(f"on a Delta commit to {target.table}", after_commit_to=target))
+        elif kind == 1:
+            delay = round(rng.uniform(0.0, max_delay / 2), 1)
+            moments.append(KillMoment(f"{delay} s into streaming", delay, from_streaming=True))
+        else:
+            delay = round(rng.uniform(1.0, max_delay), 1)
+            moments.append(KillMoment(f"{delay} s after start", delay))
     rng.shuffle(moments)
     return moments
+
+
+def _wait_for_log(pipeline: PipelineProcess, marker: str) -> None:
+    while not pipeline.log_contains(marker):
+        if pipeline.has_exited():
+            raise PipelineExited()
+        time.sleep(0.1)
 
 
 def _wait_for_delay(pipeline: PipelineProcess, delay: float) -> None:

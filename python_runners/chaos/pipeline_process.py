@@ -54,6 +54,9 @@ class PipelineProcess:
         while _members(group):
             time.sleep(0.05)
 
+    def log_contains(self, text: str) -> bool:
+        return text in self.log_path.read_text(encoding="utf-8", errors="replace")
+
     def log_tail(self, lines: int = 40) -> str:
         text = self.log_path.read_text(encoding="utf-8", errors="replace")
         return "\n".join(text.splitlines()[-lines:])

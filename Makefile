@@ -34,6 +34,7 @@ run: setup
 
 lint: $(INSTALLED)
 	$(BIN)/sqlfluff lint models
+	$(BIN)/python -m python_runners.streaming_lint
 
 test: setup lint
 	$(BIN)/python -m pytest

@@ -55,6 +55,14 @@ _ADVICE = [
 ]
 
 
+ADVICE = {operation: advice for _, operation, advice in _ADVICE}
+
+
+def cannot_run(model: str, operation: str) -> str:
+    """The explanation for an operation a stream cannot run, as both lint and run time say it."""
+    return f"Model {model} uses {operation}, which a streaming query cannot run. {ADVICE[operation]}"
+
+
 # The query changed in a way its checkpoint (or its table) cannot follow.
 _CHECKPOINT_CANNOT_FOLLOW = re.compile(
     r"STATE_STORE_(KEY|VALUE)_SCHEMA_NOT_COMPATIBLE"
@@ -92,10 +100,9 @@ def explain(model: str, error: BaseException) -> StreamingModelError:
             f"with `dbt run --full-refresh --select {model}` (and refresh the models that "
             f"stream from it).\nSpark said: {first_line[:400]}"
         )
-    for pattern, operation, advice in _ADVICE:
+    for pattern, operation, _ in _ADVICE:
         if pattern.search(text):
             return StreamingModelError(
-                f"Model {model} uses {operation}, which a streaming query cannot run. {advice}\n"
-                f"Spark said: {first_line[:400]}"
+                f"{cannot_run(model, operation)}\nSpark said: {first_line[:400]}"
             )
     return StreamingModelError(f"Streaming query of model {model} failed: {first_line[:1000]}")

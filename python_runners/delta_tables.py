@@ -52,9 +52,15 @@ def rows_written_since(spark: SparkSession, table: str, version: int) -> int:
         return 0
     commits = DeltaTable.forName(spark, table).history(new_commits).where(f"version > {version}")
     return sum(
-        int((row["operationMetrics"] or {}).get("numOutputRows", 0))
-        for row in commits.select("operationMetrics").collect()
+        _rows_written(row["operation"], row["operationMetrics"] or {})
+        for row in commits.select("operation", "operationMetrics").collect()
     )
+
+
+def _rows_written(operation: str, metrics: Mapping[str, str]) -> int:
+    if operation == "MERGE":  # its numOutputRows also counts unchanged rows copied along
+        return int(metrics.get("numTargetRowsInserted", 0)) + int(metrics.get("numTargetRowsUpdated", 0))
+    return int(metrics.get("numOutputRows", 0))
 
 
 def _clear_interrupted_create(spark: SparkSession, table: str) -> None:

@@ -12,10 +12,12 @@ from pyspark.sql.streaming import StreamingQuery
 from py4j.protocol import Py4JJavaError
 
 from python_runners import checkpoints, delta_tables
+from python_runners.event_time import Dedupe
+from python_runners.merge_writes import merge_writer
 from python_runners.streaming_errors import StreamingModelError, explain
 from python_runners.triggers import Trigger
 
-OUTPUT_MODES = ("append", "complete")
+OUTPUT_MODES = ("append", "complete", "update")
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,8 @@ class StreamingWrite:
     checkpoint: str
     partition_by: Sequence[str] = ()
     table_properties: Mapping[str, str] = field(default_factory=dict)
+    dedupe: Dedupe | None = None
+    unique_key: Sequence[str] = ()
 
     @property
     def query_name(self) -> str:
@@ -42,11 +46,15 @@ class StreamSummary:
     output_rows: int
     seconds: float
     running: bool
+    late_rows: int = 0
 
     def message(self) -> str:
         state = "caught up, serving" if self.running else "caught up"
         batches = "1 batch" if self.batches == 1 else f"{self.batches} batches"
-        return f"STREAMED {self.input_rows} rows in, {self.output_rows} written, {batches} ({state})"
+        late = f", {self.late_rows} late row{'' if self.late_rows == 1 else 's'} dropped"
+        late = late if self.late_rows else ""
+        return (f"STREAMED {self.input_rows} rows in, {self.output_rows} written{late}, "
+                f"{batches} ({state})")
 
 
 def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSummary:
@@ -78,21 +86,32 @@ def start_streaming_write(spark: SparkSession, write: StreamingWrite) -> Streami
         raise StreamingModelError(
             f"Model {write.model}: output_mode {write.output_mode!r} is not one of {OUTPUT_MODES}."
         )
+    if write.output_mode == "update" and not write.unique_key:
+        raise StreamingModelError(
+            f"Model {write.model}: output_mode 'update' merges each batch's changed rows into "
+            f"the table and needs unique_key: the columns that identify a row (e.g. the GROUP BY "
+            f"columns, window included)."
+        )
     _refuse_running_twice(spark, write)
     frame = spark.table(write.source_view)
+    if write.dedupe is not None:
+        frame = write.dedupe.apply(frame)
     checkpoints.check_matches_table(spark, write.model, write.target_table, write.checkpoint)
     try:
         delta_tables.create_if_missing(
             spark, write.target_table, frame.schema, write.partition_by, write.table_properties
         )
         writer = (
-            frame.writeStream.format("delta")
-            .queryName(write.query_name)
+            frame.writeStream.queryName(write.query_name)
             .outputMode(write.output_mode)
             .option("checkpointLocation", write.checkpoint)
             .trigger(**write.trigger.writer_kwargs())
         )
-        return writer.toTable(write.target_table)
+        if write.output_mode == "update":
+            return writer.foreachBatch(
+                merge_writer(write.checkpoint, write.target_table, write.unique_key)
+            ).start()
+        return writer.format("delta").toTable(write.target_table)
     except (PySparkException, Py4JJavaError) as error:
         raise explain(write.model, error) from None
 
@@ -107,6 +126,10 @@ def summarise(model: str, query: StreamingQuery, written: int, seconds: float) -
         output_rows=written,
         seconds=round(seconds, 3),
         running=query.isActive,
+        late_rows=sum(
+            int(operator.get("numRowsDroppedByWatermark", 0))
+            for p in progress for operator in p.get("stateOperators") or []
+        ),
     )
 
 

@@ -4,7 +4,11 @@
   arrived since the last one.
 
   Config (see streaming_table_config.sql for the checks):
-    output_mode          'append' (default) or 'complete'
+    output_mode          'append' (default), 'complete', or 'update' (with unique_key: each
+                         batch's changed rows MERGEd into the table)
+    unique_key           column or list of columns identifying a row (update mode)
+    watermark            {column: <event time>, delay: '<n> minutes'} on every streaming input
+    dedupe               {keys: [...], within_watermark: true} drops rows delivered twice
     trigger              {'available_now': true} (default), {'once': true}
                          or {'processing_time': '<n> seconds'}; run-wide: --vars '{stream_trigger: ...}'
     checkpoint_location  default <checkpoint root>/<schema>/<model>
@@ -24,7 +28,7 @@
 
     {% call statement('main') -%}
         create or replace temporary view {{ source_view }} as
-        {{ sql }}
+        {{ adapter.streaming_sql(model['name'], sql, settings.watermark) }}
     {%- endcall %}
 
     {%- set summary = adapter.run_streaming_write(
@@ -35,7 +39,9 @@
         settings.trigger,
         settings.checkpoint,
         settings.partition_by,
-        settings.tblproperties
+        settings.tblproperties,
+        settings.dedupe,
+        settings.unique_key
     ) -%}
     {%- do store_raw_result(
         name='main', message=summary['message'], code='STREAMED', rows_affected=summary['input_rows']

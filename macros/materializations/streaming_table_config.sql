@@ -4,11 +4,20 @@
 #}
 {% macro streaming_table_config(relation) %}
     {%- set output_mode = config.get('output_mode', 'append') -%}
-    {%- if output_mode not in ['append', 'complete'] -%}
+    {%- if output_mode not in ['append', 'complete', 'update'] -%}
         {{ exceptions.raise_compiler_error(
             "Model " ~ model['name'] ~ ": output_mode '" ~ output_mode ~ "' is not supported by "
-            ~ "streaming_table. Allowed values: 'append' (each input row written once) or "
-            ~ "'complete' (an aggregate rewritten every batch)."
+            ~ "streaming_table. Allowed values: 'append' (each input row written once), "
+            ~ "'complete' (an aggregate rewritten every batch) or 'update' (changed aggregate "
+            ~ "rows merged by unique_key)."
+        ) }}
+    {%- endif -%}
+    {%- set unique_key = config.get('unique_key', none) -%}
+    {%- if output_mode == 'update' and not unique_key -%}
+        {{ exceptions.raise_compiler_error(
+            "Model " ~ model['name'] ~ ": output_mode 'update' merges each batch's changed rows "
+            ~ "into the table by unique_key. Set unique_key to the columns that identify a row "
+            ~ "(the GROUP BY columns, window included), e.g. unique_key=['device_id']."
         ) }}
     {%- endif -%}
 
@@ -28,6 +37,9 @@
         'checkpoint': checkpoint,
         'partition_by': partition_by or [],
         'tblproperties': config.get('tblproperties', {}),
+        'unique_key': unique_key,
+        'watermark': config.get('watermark', none),
+        'dedupe': config.get('dedupe', none),
     }) }}
 {% endmacro %}
 

@@ -13,6 +13,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.spark_streaming.__version__ import version
 from dbt.adapters.spark_streaming.connections import SparkStreamingConnectionManager
 from python_runners import checkpoints, delta_tables, serving
+from python_runners.event_time import Dedupe, EventTimeConfigError, Watermark, with_watermark
 from python_runners.lakehouse import Lakehouse
 from python_runners.session import get_or_create_session
 from python_runners.stream_sources import (
@@ -64,6 +65,14 @@ class SparkStreamingAdapter(SparkAdapter):
             raise DbtRuntimeError(str(error)) from None
 
     @available
+    def streaming_sql(self, model: str, sql: str, watermark: Optional[Mapping[str, Any]]) -> str:
+        """The model's SQL with its configured watermark on every streaming input."""
+        try:
+            return with_watermark(self._spark(), model, sql, Watermark.from_config(model, watermark))
+        except EventTimeConfigError as error:
+            raise DbtRuntimeError(str(error)) from None
+
+    @available
     def run_streaming_write(
         self,
         model: str,
@@ -74,7 +83,13 @@ class SparkStreamingAdapter(SparkAdapter):
         checkpoint: str,
         partition_by: Optional[Sequence[str]] = None,
         table_properties: Optional[Mapping[str, str]] = None,
+        dedupe: Optional[Mapping[str, Any]] = None,
+        unique_key: Any = None,
     ) -> dict:
+        try:
+            dedupe_config = Dedupe.from_config(model, dedupe)
+        except EventTimeConfigError as error:
+            raise DbtRuntimeError(str(error)) from None
         write = StreamingWrite(
             model=model,
             source_view=source_view,
@@ -84,6 +99,8 @@ class SparkStreamingAdapter(SparkAdapter):
             checkpoint=checkpoint,
             partition_by=tuple(partition_by or ()),
             table_properties=dict(table_properties or {}),
+            dedupe=dedupe_config,
+            unique_key=(unique_key,) if isinstance(unique_key, str) else tuple(unique_key or ()),
         )
         try:
             summary = run_streaming_write(self._spark(), write)

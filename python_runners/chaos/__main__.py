@@ -32,7 +32,7 @@ MODELS = [
     ("quarantined_recordings", "silver"),
 ]
 FINAL_RUN_TIMEOUT = 1800
-BEFORE_FIRST_BATCH = "before the run's first batch (starting up)"
+BEFORE_FIRST_BATCH = "nothing recorded since the last kill (start-up, or redoing the interrupted batch)"
 
 
 class ChaosFailure(RuntimeError):

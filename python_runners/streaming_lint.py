@@ -62,7 +62,7 @@ def streaming_models(project_dir: Path) -> list[StreamingModel]:
 
 
 def findings(model: StreamingModel, linter: Linter) -> Iterator[Finding]:
-    tree = linter.parse_path(str(model.path)).__next__().tree
+    tree = next(linter.parse_path(str(model.path))).tree
     if tree is None:
         return  # unparsable SQL: sqlfluff lint, run first, reports it
     for segment in tree.recursive_crawl("orderby_clause", "limit_clause", "over_clause", "function"):

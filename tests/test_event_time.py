@@ -6,13 +6,12 @@ landing). The watermark trails the latest event time by 10 minutes.
 
 from __future__ import annotations
 
-import textwrap
 from datetime import datetime, timedelta
 
 import pytest
 
 from dbt_results import failure_messages
-from python_runners.lakehouse import REPO_ROOT
+from streaming_projects import write_streaming_project
 
 DELAY = timedelta(minutes=10)
 SOURCE = "event_fixtures.readings"
@@ -65,19 +64,7 @@ LANDINGS = [
 @pytest.fixture(scope="module")
 def project(tmp_path_factory, spark):
     root = tmp_path_factory.mktemp("event_time_project")
-    (root / "models").mkdir()
-    (root / "dbt_project.yml").write_text(textwrap.dedent(f"""
-        name: event_time
-        config-version: 2
-        profile: streaming_lakehouse
-        macro-paths: ["{REPO_ROOT / 'macros'}"]
-        models:
-          event_time:
-            +materialized: streaming_table
-            +schema: event_time_out
-    """))
-    for name, sql in MODELS.items():
-        (root / "models" / f"{name}.sql").write_text(sql + "\n")
+    write_streaming_project(root, "event_time", "event_time_out", MODELS)
     spark.sql("create schema if not exists event_fixtures")
     spark.sql(f"create or replace table {SOURCE} "
               "(id string, device string, event_time timestamp, value double) using delta")

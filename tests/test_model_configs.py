@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from dbt_results import failure_messages, node_results, rows_processed
-from python_runners.lakehouse import REPO_ROOT
+from streaming_projects import write_streaming_project
 
 MODELS = {
     "ok_events": "select id, kind from stream(fixtures.events)",
@@ -59,19 +58,7 @@ sources:
 def errors_project(tmp_path_factory, spark, lakehouse):
     """A small dbt project using this repository's macros, over a Delta table of 6 events."""
     root = tmp_path_factory.mktemp("errors_project")
-    (root / "models").mkdir()
-    (root / "dbt_project.yml").write_text(textwrap.dedent(f"""
-        name: model_errors
-        config-version: 2
-        profile: streaming_lakehouse
-        macro-paths: ["{REPO_ROOT / 'macros'}"]
-        models:
-          model_errors:
-            +materialized: streaming_table
-            +schema: fixtures_out
-    """))
-    for name, sql in MODELS.items():
-        (root / "models" / f"{name}.sql").write_text(sql + "\n")
+    write_streaming_project(root, "model_errors", "fixtures_out", MODELS)
     (root / "models" / "sources.yml").write_text(SOURCES)
 
     spark.sql("create schema if not exists fixtures")

@@ -5,14 +5,13 @@ from __future__ import annotations
 import argparse
 
 from python_runners import demo
-from python_runners.demo_data import land_batch
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m python_runners")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="land data and run the pipeline twice, printing gold")
-    land = commands.add_parser("land", help="land one new batch of device recordings")
+    land = commands.add_parser("land", help="land one new batch of device recordings and status reports")
     land.add_argument("--records", type=int, default=200)
     land.add_argument("--files", type=int, default=2)
     args = parser.parse_args()
@@ -20,8 +19,7 @@ def main() -> None:
     if args.command == "demo":
         demo.main()
     else:
-        batch = land_batch(records=args.records, files=args.files)
-        print(f"Landed batch {batch.number}: {batch.records} recordings in {len(batch.files)} files")
+        demo.land(records=args.records, files=args.files)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,14 @@
 """`make run`: the device recordings pipeline, end to end, on the embedded lakehouse.
 
-Lands a batch, builds everything (seed, bronze, silver, gold, data tests), shows the gold table,
-lands one more batch and runs again: the counts move by exactly what was landed.
+Lands a batch (recordings and the devices' status reports), builds everything (seed, bronze,
+silver, gold, data tests), shows the gold tables, lands one more batch and runs again: the counts
+move by exactly what was landed.
 """
 
 from __future__ import annotations
 
 from python_runners.dbt_invocation import run_dbt
-from python_runners.demo_data import land_batch
+from python_runners.demo_data import land_batch, land_status_reports
 from python_runners.lakehouse import Lakehouse
 from python_runners.session import get_or_create_session
 
@@ -20,16 +21,21 @@ def show_gold(title: str) -> None:
     spark.table("gold.ward_heart_rates").orderBy("ward").show(50, truncate=False)
 
 
+def land(records: int = 200, files: int = 2) -> None:
+    batch = land_batch(records=records, files=files)
+    reports = land_status_reports(batch.number)
+    print(f"Landed batch {batch.number}: {batch.records} recordings in {len(batch.files)} files, "
+          f"{len(reports)} device status reports")
+
+
 def main() -> None:
     lakehouse = Lakehouse.from_env()
     print(f"Lakehouse: {lakehouse.root}")
-    batch = land_batch()
-    print(f"Landed batch {batch.number}: {batch.records} recordings in {len(batch.files)} files")
+    land()
     run_dbt(["build"])
     show_gold("after `dbt build`")
 
-    batch = land_batch()
-    print(f"Landed batch {batch.number}: {batch.records} recordings in {len(batch.files)} files")
+    land()
     run_dbt(["run"])
     show_gold("after one more batch and `dbt run`")
 

@@ -1,4 +1,4 @@
-"""The demo's data: batches of device recordings landing as JSON files.
+"""The demo's data: batches of device recordings, and the devices' status reports, landing as JSON files.
 
 Each call lands one new batch (several files) in the landing folder. Batches are numbered and
 deterministic: batch n always holds the same records, so tests can recompute expected results.
@@ -18,6 +18,8 @@ from pathlib import Path
 from python_runners.lakehouse import Lakehouse
 
 RECORDINGS_FOLDER = "recordings"
+STATUS_FOLDER = "device_status"
+STATUS_EVERY_SECONDS = 600  # each device reports its status every 10 minutes, on the minute
 RECORDING_SCHEMA = "recording_id string, device_id int, mrn bigint, time bigint, heartbeat double"
 DEVICES = 12  # the devices seed knows 0-9; 10 and 11 are new devices not yet registered
 PATIENTS = 40
@@ -34,6 +36,10 @@ class LandedBatch:
 
 def recordings_folder(lakehouse: Lakehouse | None = None) -> Path:
     return Path((lakehouse or Lakehouse.from_env()).landing_path(RECORDINGS_FOLDER))
+
+
+def status_folder(lakehouse: Lakehouse | None = None) -> Path:
+    return Path((lakehouse or Lakehouse.from_env()).landing_path(STATUS_FOLDER))
 
 
 def land_batch(
@@ -63,6 +69,30 @@ def batch_records(number: int, records: int) -> list[dict]:
             "heartbeat": round(min(180.0, max(40.0, rng.gauss(76, 12))), 1),
         }
         for i in range(records)
+    ]
+
+
+def land_status_reports(number: int, folder: Path | None = None) -> list[dict]:
+    """The status reports every device sent during recordings batch `number`'s hour, as one file."""
+    folder = folder or status_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    reports = batch_status_reports(number)
+    _write_atomically(folder, f"status-{number:05d}.json", reports)
+    return reports
+
+
+def batch_status_reports(number: int) -> list[dict]:
+    rng = random.Random(-1 - number)
+    start = FIRST_BATCH_EPOCH + number * 3600
+    return [
+        {
+            "device_id": device,
+            "time": start + offset,
+            "battery_pct": rng.randrange(5, 101),
+            "signal": rng.choice(["strong", "weak"]),
+        }
+        for offset in range(0, 3600, STATUS_EVERY_SECONDS)
+        for device in range(DEVICES)
     ]
 
 

@@ -1,6 +1,7 @@
 """Event-time settings from model config: a watermark and streaming deduplication.
 
     watermark: {column: recorded_at, delay: '10 minutes'}
+    watermark: [{column: recorded_at, delay: '1 hour'}, {column: reported_at, delay: '1 hour'}]
     dedupe: {keys: [recording_id], within_watermark: true}
 """
 
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from pyspark.sql import DataFrame
 
@@ -25,24 +26,39 @@ class Watermark:
     delay: str
 
     @classmethod
-    def from_config(cls, model: str, config: Optional[Mapping[str, Any]]) -> Optional["Watermark"]:
+    def list_from_config(cls, model: str, config: Any) -> tuple["Watermark", ...]:
+        """One watermark ({column, delay}) or a list of them, one per event-time column."""
         if not config:
-            return None
-        column, delay = config.get("column"), str(config.get("delay", ""))
+            return ()
+        entries = config if isinstance(config, (list, tuple)) else [config]
+        watermarks = tuple(cls.from_config(model, entry) for entry in entries)
+        columns = [watermark.column for watermark in watermarks]
+        if len(set(columns)) != len(columns):
+            raise EventTimeConfigError(
+                f"Model {model}: watermark names column {_first_repeated(columns)!r} twice; "
+                "give one delay per event-time column."
+            )
+        return watermarks
+
+    @classmethod
+    def from_config(cls, model: str, config: Any) -> "Watermark":
+        column = config.get("column") if isinstance(config, Mapping) else None
+        delay = str(config.get("delay", "")) if isinstance(config, Mapping) else ""
         if not column or not _DELAY.match(delay) or set(config) - {"column", "delay"}:
             raise EventTimeConfigError(
-                f"Model {model}: watermark {dict(config)!r} is not valid. Give "
+                f"Model {model}: watermark {config!r} is not valid. Give "
                 "{column: <event-time column>, delay: '<n> seconds|minutes|hours|days'}, "
-                "e.g. {column: recorded_at, delay: '10 minutes'}."
+                "e.g. {column: recorded_at, delay: '10 minutes'}, or a list of those, one per "
+                "event-time column (a stream-stream join)."
             )
         return cls(str(column), delay.strip())
 
-    def sql_clause(self) -> str:
-        """Spark SQL's own clause, placed after a streaming relation."""
-        return f"watermark {self.column} delay of interval {self.delay}"
-
     def apply(self, frame: DataFrame) -> DataFrame:
         return frame.withWatermark(self.column, self.delay)
+
+
+def _first_repeated(items: list[str]) -> str:
+    return next(item for i, item in enumerate(items) if item in items[:i])
 
 
 @dataclass(frozen=True)
@@ -76,22 +92,41 @@ _STREAM_TABLE = re.compile(r"\bstream\s*\(\s*([^()]+?)\s*\)", re.I)
 _SOURCE_VIEW = re.compile(r"\b(stream_source__\w+)\b")
 
 
-def with_watermark(spark, model: str, sql: str, watermark: Optional[Watermark]) -> str:
+def with_watermarks(spark, model: str, sql: str, watermarks: Sequence[Watermark]) -> str:
     """The model's SQL reading each streaming input through a watermarked temp view.
+
+    Each watermark goes on every streaming input that has its column, so the two sides of a
+    stream-stream join can each carry their own. A watermark whose column no input has is a
+    mistake in the config and stops the model.
 
     Done with the DataFrame API: Spark 4.1's SQL `WATERMARK ... DELAY OF` clause does not
     resolve in a session with Delta's extensions (UNRESOLVED_COLUMN on every column).
     """
-    if watermark is None:
+    if not watermarks:
         return sql
     registered: dict[str, str] = {}
+    used: set[Watermark] = set()
 
     def view_over(frame_of, name: str) -> str:
         if name not in registered:
+            frame = frame_of(name)
+            for watermark in watermarks:
+                if watermark.column in frame.columns:
+                    frame = watermark.apply(frame)
+                    used.add(watermark)
             view = f"{model}__watermarked_{len(registered)}"
-            watermark.apply(frame_of(name)).createOrReplaceTempView(view)
+            frame.createOrReplaceTempView(view)
             registered[name] = view
         return registered[name]
 
     sql = _STREAM_TABLE.sub(lambda m: view_over(spark.readStream.table, m.group(1)), sql)
-    return _SOURCE_VIEW.sub(lambda m: view_over(spark.table, m.group(1)), sql)
+    sql = _SOURCE_VIEW.sub(lambda m: view_over(spark.table, m.group(1)), sql)
+    unused = [watermark.column for watermark in watermarks if watermark not in used]
+    if unused:
+        inputs = ", ".join(registered) or "none"
+        raise EventTimeConfigError(
+            f"Model {model}: watermark column {', '.join(map(repr, unused))} is not a column of "
+            f"any streaming input (streaming inputs: {inputs}). Name an event-time column of a "
+            "stream(...) or streaming source the model reads, or remove that watermark."
+        )
+    return sql

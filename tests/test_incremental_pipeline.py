@@ -9,7 +9,10 @@ import pytest
 
 from dbt_results import failure_messages, rows_processed
 from python_runners import recompute
-from python_runners.demo_data import land_batch, recordings_folder
+from python_runners.demo_data import (
+    FIRST_BATCH_EPOCH, STATUS_EVERY_SECONDS, batch_status_reports, land_batch,
+    land_status_reports, recordings_folder, status_folder,
+)
 
 # Models that read every new row (quarantined_recordings reads only files with unreadable
 # lines: Delta skips the others by their column statistics).
@@ -20,6 +23,9 @@ TABLES = {
     "quarantined_recordings": "silver.quarantined_recordings",
     "device_counts": "gold.device_counts",
     "ward_heart_rates": "gold.ward_heart_rates",
+    "bronze_device_status": "bronze.bronze_device_status",
+    "silver_device_status": "silver.silver_device_status",
+    "recordings_with_device_status": "silver.recordings_with_device_status",
 }
 
 
@@ -29,9 +35,16 @@ def folder(lakehouse):
 
 
 @pytest.fixture(scope="module")
-def built(dbt, folder):
-    """First landing, then `dbt build`: seed, all four streaming models, every data test."""
+def reports_folder(lakehouse):
+    return status_folder(lakehouse)
+
+
+@pytest.fixture(scope="module")
+def built(dbt, folder, reports_folder):
+    """First landing (recordings and status reports), then `dbt build`: seed, every streaming
+    model, every data test."""
     batch = land_batch(folder, records=300, files=3)
+    land_status_reports(batch.number, reports_folder)
     result = dbt("build")
     assert result.success, failure_messages(result)
     return batch, result
@@ -72,6 +85,51 @@ def test_silver_is_enriched_from_the_devices_seed(built, spark):
     wards = {row.device_id: row.ward for row in rows}
     assert wards[2] == "intensive care"
     assert wards[11] is None  # not in the seed: kept, not dropped by the join
+
+
+def joined_rows(spark) -> set[tuple]:
+    rows = spark.sql(
+        "select recording_id, unix_timestamp(reported_at) as reported, battery_pct "
+        "from silver.recordings_with_device_status"
+    ).collect()
+    return {tuple(row) for row in rows}
+
+
+def expected_join(spark, batch_numbers: list[int]) -> set[tuple]:
+    """Batch recompute: each recording of these batches with its device's last report before it."""
+    battery = {
+        (report["device_id"], report["time"]): report["battery_pct"]
+        for number in batch_numbers for report in batch_status_reports(number)
+    }
+    recordings = spark.sql(
+        "select recording_id, device_id, unix_timestamp(recorded_at) as recorded "
+        "from silver.silver_recordings"
+    ).collect()
+    expected = set()
+    for row in recordings:
+        if row.recording_id.startswith(tuple(f"b{number:05d}-" for number in batch_numbers)):
+            reported = row.recorded - (row.recorded - FIRST_BATCH_EPOCH) % STATUS_EVERY_SECONDS
+            expected.add((row.recording_id, reported, battery[(row.device_id, reported)]))
+    return expected
+
+
+def test_stream_stream_join_waits_across_runs_for_the_other_side(
+    built, dbt, spark, folder, reports_folder
+):
+    first, _ = built
+    assert joined_rows(spark) == expected_join(spark, [first.number])
+    assert len(joined_rows(spark)) == first.records
+
+    batch = land_batch(folder, records=60, files=1)
+    result = dbt("run")
+    assert result.success, failure_messages(result)
+    assert joined_rows(spark) == expected_join(spark, [first.number])  # its reports are not here yet
+
+    land_status_reports(batch.number, reports_folder)
+    result = dbt("run")
+    assert result.success, failure_messages(result)
+    assert joined_rows(spark) == expected_join(spark, [first.number, batch.number])
+    assert len(joined_rows(spark)) == first.records + batch.records
 
 
 def test_second_run_processes_only_the_new_batch(built, dbt, spark, folder):

@@ -13,7 +13,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.spark_streaming.__version__ import version
 from dbt.adapters.spark_streaming.connections import SparkStreamingConnectionManager
 from python_runners import checkpoints, delta_tables, serving
-from python_runners.event_time import Dedupe, EventTimeConfigError, Watermark, with_watermark
+from python_runners.event_time import Dedupe, EventTimeConfigError, Watermark, with_watermarks
 from python_runners.lakehouse import Lakehouse
 from python_runners.session import get_or_create_session
 from python_runners.stream_sources import (
@@ -65,10 +65,11 @@ class SparkStreamingAdapter(SparkAdapter):
             raise DbtRuntimeError(str(error)) from None
 
     @available
-    def streaming_sql(self, model: str, sql: str, watermark: Optional[Mapping[str, Any]]) -> str:
-        """The model's SQL with its configured watermark on every streaming input."""
+    def streaming_sql(self, model: str, sql: str, watermark: Any) -> str:
+        """The model's SQL with its configured watermarks on the streaming inputs that have their columns."""
         try:
-            return with_watermark(self._spark(), model, sql, Watermark.from_config(model, watermark))
+            watermarks = Watermark.list_from_config(model, watermark)
+            return with_watermarks(self._spark(), model, sql, watermarks)
         except EventTimeConfigError as error:
             raise DbtRuntimeError(str(error)) from None
 

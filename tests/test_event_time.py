@@ -33,6 +33,13 @@ MODELS = {
         f"from stream({SOURCE})\n"
         "group by window(event_time, '10 minutes', '5 minutes')"
     ),
+    "session_counts": (
+        "{{ config(watermark={'column': 'event_time', 'delay': '10 minutes'}) }}\n"
+        "select session_window.start as session_start, session_window.end as session_end,"
+        " device, count(*) as readings\n"
+        f"from stream({SOURCE})\n"
+        "group by session_window(event_time, '5 minutes'), device"
+    ),
     "deduped_readings": (
         "{{ config(watermark={'column': 'event_time', 'delay': '10 minutes'},"
         " dedupe={'keys': ['id']}) }}\n"
@@ -173,3 +180,39 @@ def test_a_record_delivered_twice_appears_once(runs, spark):
     expected = sorted({row[0] for row in on_time(LANDINGS)})
     assert sorted(ids) == expected
     assert len(ids) == len(set(ids))
+
+
+
+
+def sessions_of(times: list[int], gap: int) -> list[tuple[int, int, int]]:
+    """(start, end, events) of the sessions some event times form: sessions merge while they overlap."""
+    sessions: list[list[int]] = []
+    for minutes in sorted(times):
+        if sessions and minutes < sessions[-1][1]:
+            sessions[-1][1] = max(sessions[-1][1], minutes + gap)
+            sessions[-1][2] += 1
+        else:
+            sessions.append([minutes, minutes + gap, 1])
+    return [tuple(session) for session in sessions]
+
+
+def closed_sessions(landed, gap: int) -> list[tuple]:
+    """Batch recompute of the session windows per device that the final watermark has closed. An
+    event counts unless its own session [t, t + gap) had already ended at its arrival."""
+    final = at(max(row[2] for batch in landed for row in batch)) - DELAY
+    kept: dict[str, list[int]] = {}
+    for batch, mark in zip(landed, arrival_watermarks(landed)):
+        for _, device, minutes, _ in batch:
+            if mark is None or at(minutes + gap) > mark:
+                kept.setdefault(device, []).append(minutes)
+    return sorted(
+        (at(start), at(end), device, events)
+        for device, times in kept.items()
+        for start, end, events in sessions_of(times, gap)
+        if at(end) <= final
+    )
+
+
+def test_session_windows_equal_a_recompute(runs, spark):
+    expected = closed_sessions(LANDINGS, 5)
+    assert rows(spark, "session_counts", "session_start,device") == expected

@@ -19,6 +19,10 @@ MODELS = {
     "bad_trigger": (
         "{{ config(trigger={'every': '5 seconds'}) }}\nselect id from stream(fixtures.events)"
     ),
+    "misplaced_watermark": (
+        "{{ config(watermark=[{'column': 'arrived_at', 'delay': '1 hour'}]) }}\n"
+        "select id, kind from stream(fixtures.events)"
+    ),
     "shares_a": (
         "{{ config(checkpoint_location='shared/one') }}\nselect id from stream(fixtures.events)"
     ),
@@ -116,6 +120,16 @@ def test_bad_trigger_fails_at_compile_time(dbt, errors_project, spark):
     assert "Compilation Error in model bad_trigger" in message
     assert "available_now" in message and "processing_time" in message
     assert not table_exists(spark, "bad_trigger")
+
+
+def test_watermark_on_a_column_no_input_has_names_the_column_and_the_inputs(dbt, errors_project, spark):
+    result = run(dbt, errors_project, "--select", "misplaced_watermark")
+
+    assert not result.success
+    message = failure_messages(result)
+    assert "Model misplaced_watermark: watermark column 'arrived_at' is not a column" in message
+    assert "fixtures.events" in message
+    assert not table_exists(spark, "misplaced_watermark")
 
 
 def test_bad_run_wide_trigger_fails_naming_the_model(dbt, errors_project):

@@ -31,3 +31,4 @@ def test_three_kills_lose_and_duplicate_nothing(tmp_path):
     kills, landed, lost, duplicated, gold = verdict.groups()
     assert (kills, lost, duplicated, gold) == ("3", "0", "0", "yes"), report
     assert int(landed) > 0
+    assert "chaos: joined: lost=0 duplicated=0" in lines, report  # the stream-stream join too

@@ -20,7 +20,9 @@ from python_runners.chaos.pipeline_process import PipelineProcess
 from python_runners.chaos.stream_state import (
     BETWEEN_BATCHES, COMMITTED_NOT_CHECKPOINTED, MID_BATCH, ModelPaths, stream_state,
 )
-from python_runners.demo_data import land_batch, recordings_folder
+from python_runners.demo_data import (
+    land_batch, land_status_reports, recordings_folder, status_folder,
+)
 from python_runners.lakehouse import PART_VARIABLES, REPO_ROOT, ROOT_VARIABLE, Lakehouse
 
 # (model, schema); the first four are the kill targets, one per kind of batch.
@@ -67,10 +69,11 @@ def main(argv: list[str] | None = None) -> int:
     models = [_paths(lakehouse, model, schema) for model, schema in MODELS]
 
     say(f"chaos: {args.kills} kills (seed {args.seed}) on lakehouse {root}; dbt logs in {logs}")
-    land_batch(folder, records=args.records)
+    reports = status_folder(lakehouse)
+    land_status_reports(land_batch(folder, records=args.records).number, reports)
     _run_to_completion(PipelineProcess(["seed"], env, logs / "seed.log"), "dbt seed")
 
-    lander = Lander(folder, args.land_every, args.records, files=2)
+    lander = Lander(folder, reports, args.land_every, args.records, files=2)
     lander.start()
     moments = Counter()
     states = _states(models)

@@ -1,4 +1,4 @@
-"""After the chaos: is every landed record in bronze and silver exactly once, and is gold right?
+"""After the chaos: is every landed record in bronze, silver and the join exactly once, and is gold right?
 
 What landed is read from the landing files with plain Python, so the truth does not depend on
 the engine under test.
@@ -16,7 +16,13 @@ from pyspark.sql import SparkSession
 
 from python_runners import recompute
 
-LAYERS = {"bronze": "bronze.bronze_recordings", "silver": "silver.silver_recordings"}
+# Every landing brings its status reports, so after the final run each recording is also in the
+# stream-stream join exactly once.
+LAYERS = {
+    "bronze": "bronze.bronze_recordings",
+    "silver": "silver.silver_recordings",
+    "joined": "silver.recordings_with_device_status",
+}
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,19 @@
-"""Keep landing new batches of recordings, on a thread, while the pipeline is killed and restarted."""
+"""Keep landing new batches of recordings and status reports, on a thread, while the pipeline is killed and restarted."""
 
 from __future__ import annotations
 
 import threading
 from pathlib import Path
 
-from python_runners.demo_data import land_batch
+from python_runners.demo_data import land_batch, land_status_reports
 
 
 class Lander:
-    def __init__(self, folder: Path, every_seconds: float, records: int, files: int):
+    def __init__(
+        self, folder: Path, status_folder: Path, every_seconds: float, records: int, files: int
+    ):
         self.folder = folder
+        self.status_folder = status_folder
         self.every_seconds = every_seconds
         self.records = records
         self.files = files
@@ -27,6 +30,7 @@ class Lander:
 
     def _land(self) -> None:
         while not self._stop.is_set():
-            land_batch(self.folder, records=self.records, files=self.files)
+            batch = land_batch(self.folder, records=self.records, files=self.files)
+            land_status_reports(batch.number, self.status_folder)
             self.batches += 1
             self._stop.wait(self.every_seconds)

@@ -10,7 +10,7 @@ JARS := .jars/.complete
 KILLS ?= 20
 SEED ?= 1
 
-.PHONY: setup run lint test chaos clean
+.PHONY: setup run lint test chaos bench-modes clean
 
 setup: $(INSTALLED) $(JARS)
 
@@ -42,6 +42,10 @@ test: setup lint
 # SIGKILL the always-on pipeline KILLS times while data lands, then check every record and gold.
 chaos: setup
 	$(BIN)/python -m python_runners.chaos --kills $(KILLS) --seed $(SEED)
+
+# Per-batch time of output_mode update (MERGE) vs complete at 10k, 100k and 1M keys (a benchmark, not a test).
+bench-modes: setup
+	$(BIN)/python -m bench.update_vs_complete
 
 clean:
 	rm -rf .lakehouse target logs

@@ -1,0 +1,1 @@
+"""Benchmarks: not tests. Each prints figures measured on this machine in this run."""

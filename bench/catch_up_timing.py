@@ -1,0 +1,69 @@
+"""One availableNow catch-up of a StreamingWrite, timed from the query's progress and the wall clock."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from delta.tables import DeltaTable
+from py4j.protocol import Py4JJavaError
+from pyspark.errors import PySparkException
+from pyspark.sql import SparkSession
+
+from python_runners import delta_tables
+from python_runners.streaming_errors import explain
+from python_runners.streaming_writes import StreamingWrite, start_streaming_write
+
+
+@dataclass(frozen=True)
+class CatchUp:
+    trigger_execution_ms: tuple[int, ...]  # one per micro-batch that wrote (had an addBatch)
+    add_batch_ms: tuple[int, ...]
+    wall_ms: float  # start_streaming_write until the query has stopped
+    rows_written: int  # rows the commits of this catch-up changed or added (delta_tables' count)
+    rows_rewritten: int  # rows in the data files they wrote, including unchanged rows copied along
+
+    @property
+    def batches(self) -> int:
+        return len(self.trigger_execution_ms)
+
+
+def timed_catch_up(spark: SparkSession, write: StreamingWrite) -> CatchUp:
+    """run_streaming_write's catch-up leg, kept here because its summary drops the query's progress."""
+    if not write.trigger.runs_until_caught_up:
+        raise ValueError(f"{write.model}: a timed catch-up needs a trigger that stops by itself")
+    version_before = delta_tables.current_version(spark, write.target_table)
+    started = time.perf_counter()
+    query = start_streaming_write(spark, write)
+    try:
+        query.awaitTermination()
+    except (PySparkException, Py4JJavaError) as error:
+        raise explain(write.model, error) from None
+    wall_ms = (time.perf_counter() - started) * 1000
+    durations = [
+        progress["durationMs"] for progress in query.recentProgress
+        if "addBatch" in (progress.get("durationMs") or {})
+    ]
+    return CatchUp(
+        trigger_execution_ms=tuple(int(d["triggerExecution"]) for d in durations),
+        add_batch_ms=tuple(int(d["addBatch"]) for d in durations),
+        wall_ms=wall_ms,
+        rows_written=delta_tables.rows_written_since(spark, write.target_table, version_before),
+        rows_rewritten=rows_in_files_written_since(spark, write.target_table, version_before),
+    )
+
+
+def rows_in_files_written_since(spark: SparkSession, table: str, version: int) -> int:
+    """Delta's numOutputRows per commit; for a MERGE it also counts the rows it copied unchanged.
+
+    A MERGE rewrites each data file holding a matched key, so this shows how much of the table a
+    small update really rewrote.
+    """
+    new_commits = delta_tables.current_version(spark, table) - version
+    if new_commits <= 0:
+        return 0
+    commits = DeltaTable.forName(spark, table).history(new_commits).where(f"version > {version}")
+    return sum(
+        int((row["operationMetrics"] or {}).get("numOutputRows", 0))
+        for row in commits.select("operationMetrics").collect()
+    )

@@ -1,0 +1,59 @@
+"""The benchmark's procedure for one key count, and the check that every variant's table agrees."""
+
+from __future__ import annotations
+
+import random
+from typing import Sequence
+
+from pyspark.sql import SparkSession
+
+from bench.catch_up_timing import timed_catch_up
+from bench.key_totals_model import COMPLETE, KeyTotalsModel, Variant
+from bench.mode_results import ModeResults
+from bench.source_batches import ChangedBatchShape, append_changed, append_history
+from python_runners.lakehouse import Lakehouse
+
+
+def measure_size(
+    spark: SparkSession, lakehouse: Lakehouse, keys: int, variants: Sequence[Variant],
+    rows_per_batch: int, batches: int, rng: random.Random,
+) -> list[ModeResults]:
+    model = KeyTotalsModel(keys)
+    writes = {variant.name: model.streaming_write(lakehouse, variant) for variant in variants}
+    results = {variant.name: ModeResults(keys, variant.name) for variant in variants}
+
+    append_history(spark, model.source_table, keys)
+    model.register_views(spark)
+    for variant in variants:
+        results[variant.name].state_build = timed_catch_up(spark, writes[variant.name])
+
+    shape = ChangedBatchShape(rows_per_batch)
+    known_keys = keys
+    for batch in range(batches):
+        known_keys = append_changed(spark, model.source_table, shape, known_keys, rng)
+        # Alternate the order, so no variant always runs right after the same other one (GC, caches).
+        for variant in variants if batch % 2 == 0 else reversed(variants):
+            results[variant.name].measured.append(timed_catch_up(spark, writes[variant.name]))
+    return [results[variant.name] for variant in variants]
+
+
+def differences_from_complete(
+    spark: SparkSession, keys: int, variants: Sequence[Variant]
+) -> list[str]:
+    """What differs between each variant's table and complete mode's; empty when all agree."""
+    model = KeyTotalsModel(keys)
+    complete = model.target_table(COMPLETE)
+    return [
+        difference for variant in variants if variant != COMPLETE
+        for difference in [same_rows_both_ways(spark, model.target_table(variant), complete)]
+        if difference
+    ]
+
+
+def same_rows_both_ways(spark: SparkSession, left: str, right: str) -> str | None:
+    """None when the tables hold the same rows (duplicates counted); otherwise what differs."""
+    left_only = spark.table(left).exceptAll(spark.table(right)).count()
+    right_only = spark.table(right).exceptAll(spark.table(left)).count()
+    if left_only or right_only:
+        return f"{left_only} rows only in {left}, {right_only} rows only in {right}"
+    return None

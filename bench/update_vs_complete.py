@@ -1,0 +1,142 @@
+"""Per-batch time of output_mode 'update' (MERGE by unique key) vs 'complete' (whole table rewritten).
+
+Not a test: it prints what it measured on this machine. For each key count, one source table
+gets a history batch holding every key (builds the aggregate's state; not measured), then
+`--batches` small batches that touch a random subset of the keys plus a few new ones. After each
+append both modes' queries run one availableNow catch-up through the project's StreamingWrite,
+each with its own target table and checkpoint. Per-batch time is the query progress's
+durationMs.triggerExecution; addBatch (the write itself) and the wall time are shown too.
+`--deletion-vectors` adds update mode on a table with Delta's deletion vectors enabled.
+
+    .venv/bin/python -m bench.update_vs_complete [--keys 10000,100000,1000000] [--batches 3]
+                                                 [--changed-keys 1%] [--deletion-vectors] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+
+from bench.fresh_lakehouse import use_fresh_bench_lakehouse
+from bench.key_totals_model import COMPLETE, UPDATE, UPDATE_WITH_DELETION_VECTORS
+from bench.measurement import differences_from_complete, measure_size
+from bench.mode_results import ModeResults
+from bench.report import minutes_and_seconds, summary_lines, table
+from bench.source_batches import NEW_KEY_SHARE, ChangedBatchShape
+from python_runners.lakehouse import Lakehouse
+
+DEFAULT_KEYS = "10000,100000,1000000"
+DEFAULT_CHANGED = "1%"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.update_vs_complete", description=__doc__.split("\n")[0])
+    parser.add_argument("--keys", default=DEFAULT_KEYS,
+                        help=f"comma-separated distinct key counts (default {DEFAULT_KEYS})")
+    parser.add_argument("--batches", type=int, default=3,
+                        help="measured batches per key count and mode (default 3)")
+    parser.add_argument("--changed-keys", default=DEFAULT_CHANGED,
+                        help="rows per measured batch, each a distinct key: a count, or a share of "
+                             f"the key count such as 1%% (default {DEFAULT_CHANGED.replace('%', '%%')})")
+    parser.add_argument("--deletion-vectors", action="store_true",
+                        help="also measure update mode on a table with delta.enableDeletionVectors "
+                             "(row update_dv), whose MERGE does not rewrite whole files")
+    parser.add_argument("--seed", type=int, default=1, help="seed for the keys each batch touches")
+    args = parser.parse_args(argv)
+    args.keys = [int(k) for k in args.keys.split(",") if k.strip()]
+    if not args.keys or min(args.keys) < 1 or args.batches < 1:
+        parser.error("--keys needs positive counts and --batches at least 1")
+    return args
+
+
+def changed_rows(spec: str, keys: int) -> int:
+    if spec.endswith("%"):
+        return max(1, round(keys * float(spec[:-1]) / 100))
+    return int(spec)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    started = time.monotonic()
+    use_fresh_bench_lakehouse()
+    # Imported only now, so nothing can build a session before LAKEHOUSE_DIR points at the bench.
+    from python_runners.session import get_or_create_session
+
+    lakehouse = Lakehouse.from_env()
+    spark = get_or_create_session(lakehouse)
+    print_setup(spark, lakehouse, args)
+
+    variants = [UPDATE, COMPLETE] + ([UPDATE_WITH_DELETION_VECTORS] if args.deletion_vectors else [])
+    rng = random.Random(args.seed)
+    spark.sql("create database if not exists bench")
+    results: list[ModeResults] = []
+    for keys in args.keys:
+        size_started = time.monotonic()
+        results += measure_size(spark, lakehouse, keys, variants, changed_rows(args.changed_keys, keys),
+                                args.batches, rng)
+        differences = differences_from_complete(spark, keys, variants)
+        if differences:
+            print(f"FAILED keys={keys}: the tables differ after the last batch: "
+                  + "; ".join(differences), file=sys.stderr)
+            return 1
+        print(f"keys={keys}: done in {minutes_and_seconds(time.monotonic() - size_started)}; "
+              f"after the last batch the {' and '.join(v.name for v in variants)} tables hold the "
+              f"same rows (exceptAll both ways)", flush=True)
+
+    print()
+    print(table(results))
+    for result in results:
+        if result.unexpected_batch_counts:
+            print(f"note: keys={result.keys} {result.mode}: catch-ups with "
+                  f"{result.unexpected_batch_counts} micro-batches instead of 1")
+    print()
+    print("\n".join(summary_lines(results)))
+    print(f"total wall time {minutes_and_seconds(time.monotonic() - started)}, "
+          f"load average at the end {load_average()}")
+    return 0
+
+
+def print_setup(spark, lakehouse, args: argparse.Namespace) -> None:
+    conf = spark.conf
+    print(f"machine: {os.cpu_count()} cores (os.cpu_count()), load average {load_average()}, "
+          f"master {conf.get('spark.master')}, "
+          f"driver memory {spark.sparkContext.getConf().get('spark.driver.memory', '1g (Spark default)')}")
+    print(f"spark {spark.version}, delta {delta_version(spark)}, "
+          f"shuffle partitions {conf.get('spark.sql.shuffle.partitions')}, "
+          f"state store {conf.get('spark.sql.streaming.stateStore.providerClass').rsplit('.', 1)[-1]}")
+    print(f"lakehouse: {lakehouse.root} (wiped at start)")
+    examples = ", ".join(
+        f"{keys} keys -> {ChangedBatchShape(changed_rows(args.changed_keys, keys)).rows} rows"
+        for keys in args.keys
+    )
+    print(f"each size: 1 history batch with every key (builds state; not measured), then "
+          f"{args.batches} measured batches per mode")
+    print(f"rows per measured batch (--changed-keys {args.changed_keys}): {examples}; each row a "
+          f"distinct key, {NEW_KEY_SHARE:.0%} of them (at least 1) new keys, the rest existing keys "
+          f"drawn at random (seed {args.seed})")
+    print("per-batch ms = progress durationMs.triggerExecution; addBatch = the write; wall = "
+          "start_streaming_write until the availableNow query stopped")
+    print("state build ms = the unmeasured history batch's triggerExecution")
+    print("rows written = rows the batch's Delta commits inserted or updated; rows in files = "
+          "rows in the data files they wrote (a MERGE copies a file's unchanged rows along)")
+    print(flush=True)
+
+
+def load_average() -> str:
+    """Other processes on the machine slow every figure; the 1, 5 and 15 minute load says how much."""
+    return "/".join(f"{load:.1f}" for load in os.getloadavg())
+
+
+def delta_version(spark) -> str:
+    try:
+        return str(spark._jvm.io.delta.package.VERSION())
+    except Exception:  # the JVM-side constant moved; the Python package is pinned to the same release
+        from importlib.metadata import version
+        return f"{version('delta-spark')} (python package)"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

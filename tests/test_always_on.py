@@ -21,7 +21,8 @@ from python_runners.demo_data import land_batch, recordings_folder
 from python_runners.lakehouse import REPO_ROOT, Lakehouse
 
 DBT = str(Path(sys.executable).with_name("dbt"))
-SERVING = "Serving 5 streaming queries"
+# Every model under models/ is a streaming table: each keeps its query running.
+SERVING = f"Serving {len(list((REPO_ROOT / 'models').rglob('*.sql')))} streaming queries"
 TIMEOUT = 240
 
 

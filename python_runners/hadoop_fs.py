@@ -37,3 +37,25 @@ def read_text(spark: SparkSession, location: str) -> str:
         return spark.sparkContext._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
     finally:
         stream.close()
+
+
+def write_text(spark: SparkSession, location: str, text: str) -> None:
+    path, fs = _path_and_fs(spark, location)
+    stream = fs.create(path, True)
+    try:
+        stream.write(bytearray(text.encode("utf-8")))
+    finally:
+        stream.close()
+
+
+def list_data_files(spark: SparkSession, location: str) -> list[tuple[str, int]]:
+    """(path, modification time in ms) of the files directly under a folder that Spark's file
+    source would read: names starting with '.' or '_' are skipped, as Spark skips them."""
+    path, fs = _path_and_fs(spark, location)
+    if not fs.exists(path):
+        return []
+    return [
+        (status.getPath().toString(), int(status.getModificationTime()))
+        for status in fs.listStatus(path)
+        if status.isFile() and not status.getPath().getName().startswith((".", "_"))
+    ]

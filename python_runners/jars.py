@@ -1,4 +1,4 @@
-"""The JVM libraries Spark loads beyond pyspark's own: Delta Lake (and later connectors).
+"""The JVM libraries Spark loads beyond pyspark's own: Delta Lake and the Kafka connector.
 
 `python -m python_runners.jars fetch` copies them from Maven Central into `.jars/` once, with the
 versions pinned in `jars/pom.xml`; every Spark session after that starts without the network.
@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 import pyspark
 
@@ -31,31 +32,41 @@ def jar_paths() -> list[str]:
     jars = sorted(str(jar) for jar in JARS_DIR.glob("*.jar"))
     if not jars:
         raise JarsMissingError(
-            f"No Spark jars in {JARS_DIR}. Fetch Delta Lake's jars from Maven Central once with "
-            "`make setup` (or `python -m python_runners.jars fetch`)."
+            f"No Spark jars in {JARS_DIR}. Fetch Delta Lake's and the Kafka connector's jars from "
+            "Maven Central once with `make setup` (or `python -m python_runners.jars fetch`)."
         )
     return jars
 
 
 def fetch() -> list[str]:
     """Copy the pinned jars and their runtime dependencies, minus what pyspark already ships."""
-    staging = JARS_DIR.with_name(JARS_DIR.name + ".staging")
+    shipped = _artifact_names(PYSPARK_JARS)
+    copy_maven_dependencies(POM, JARS_DIR, keep=lambda jar: _artifact_name(jar.name) not in shipped)
+    return jar_paths()
+
+
+def copy_maven_dependencies(
+    pom: Path, folder: Path, keep: Callable[[Path], bool] = lambda jar: True
+) -> None:
+    """Replace `folder` with the pom's runtime dependencies that `keep` accepts.
+
+    Copied into a staging folder first, so a failed download leaves the previous folder whole.
+    """
+    staging = folder.with_name(folder.name + ".staging")
     shutil.rmtree(staging, ignore_errors=True)
     subprocess.run(
         [
-            "mvn", "--batch-mode", "--quiet", "-f", str(POM),
+            "mvn", "--batch-mode", "--quiet", "-f", str(pom),
             "dependency:copy-dependencies", "-DincludeScope=runtime",
             f"-DoutputDirectory={staging}",
         ],
         check=True,
     )
-    shipped = _artifact_names(PYSPARK_JARS)
     for jar in staging.glob("*.jar"):
-        if _artifact_name(jar.name) in shipped:
+        if not keep(jar):
             jar.unlink()
-    shutil.rmtree(JARS_DIR, ignore_errors=True)
-    staging.rename(JARS_DIR)
-    return jar_paths()
+    shutil.rmtree(folder, ignore_errors=True)
+    staging.rename(folder)
 
 
 def _artifact_name(file_name: str) -> str:

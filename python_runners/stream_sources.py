@@ -2,7 +2,11 @@
 
 A model selects from `{{ source('landing', 'recordings') }}`; at run time that resolves to a temp
 view over `spark.readStream`, registered here. File sources also expose Spark's `_metadata`
-column (`_metadata.file_path`, `_metadata.file_modification_time`, ...).
+column (`_metadata.file_path`, `_metadata.file_modification_time`, ...), take their schema from
+the YAML or infer it once (see source_schemas), can be rate-limited per micro-batch
+(`max_files_per_trigger` / `max_bytes_per_trigger`) and can move processed files away
+(`archive_to`). Which files a stream has read is recorded in each reading model's checkpoint, so a
+file is never ingested twice by it, across restarts.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from python_runners import source_schemas
 from python_runners.lakehouse import Lakehouse
 
 FILE_FORMATS = ("json", "csv", "parquet")
@@ -33,6 +38,8 @@ class StreamSource:
     schema: str | None = None
     options: Mapping[str, str] = field(default_factory=dict)
     rescued_data_column: str | None = None
+    schema_evolution: str | None = None
+    archive_to: str | None = None
 
     @classmethod
     def from_meta(cls, name: str, meta: Mapping[str, Any]) -> "StreamSource":
@@ -47,11 +54,6 @@ class StreamSource:
                 f"Source {name}: meta.stream.path is missing; give the folder (or Delta table "
                 f"path) to read, absolute or relative to the landing folder."
             )
-        if fmt in FILE_FORMATS and not meta.get("schema"):
-            raise StreamSourceConfigError(
-                f"Source {name}: a streaming {fmt} source needs meta.stream.schema, a DDL string "
-                f"such as \"id string, amount double\", so that every run reads files the same way."
-            )
         rescued = meta.get("rescued_data_column")
         if rescued and fmt != "json":
             raise StreamSourceConfigError(
@@ -59,10 +61,78 @@ class StreamSource:
                 f"(this one is {fmt}); remove it."
             )
         options = {str(k): _option_value(v) for k, v in (meta.get("options") or {}).items()}
+        options.update(_rate_limit_options(name, meta))
+        evolution = None
+        if fmt in FILE_FORMATS:
+            evolution = _schema_evolution(name, fmt, meta, options, rescued)
+        archive_to = meta.get("archive_to")
+        if archive_to and fmt not in FILE_FORMATS:
+            raise StreamSourceConfigError(
+                f"Source {name}: meta.stream.archive_to moves processed files away and works for "
+                f"file sources ({', '.join(FILE_FORMATS)}) only; remove it."
+            )
         return cls(
             name=name, format=fmt, path=str(meta["path"]), schema=meta.get("schema"),
-            options=options, rescued_data_column=rescued,
+            options=options, rescued_data_column=rescued, schema_evolution=evolution,
+            archive_to=str(archive_to) if archive_to else None,
         )
+
+
+def _rate_limit_options(name: str, meta: Mapping[str, Any]) -> dict[str, str]:
+    limits = {
+        "maxFilesPerTrigger": meta.get("max_files_per_trigger"),
+        "maxBytesPerTrigger": meta.get("max_bytes_per_trigger"),
+    }
+    given = {option: value for option, value in limits.items() if value is not None}
+    if len(given) > 1:
+        raise StreamSourceConfigError(
+            f"Source {name}: give max_files_per_trigger or max_bytes_per_trigger, not both "
+            "(Spark's file source takes one limit per micro-batch)."
+        )
+    for option, value in given.items():
+        if not str(value).isdigit() or int(value) < 1:
+            setting = "max_files_per_trigger" if option == "maxFilesPerTrigger" else "max_bytes_per_trigger"
+            raise StreamSourceConfigError(
+                f"Source {name}: meta.stream.{setting} is {value!r}; give a positive whole number."
+            )
+    return {option: str(value) for option, value in given.items()}
+
+
+def _schema_evolution(
+    name: str, fmt: str, meta: Mapping[str, Any], options: Mapping[str, str], rescued: str | None
+) -> str:
+    declared = bool(meta.get("schema"))
+    headerless_csv = fmt == "csv" and options.get("header") != "true"
+    if headerless_csv and meta.get("schema_evolution") not in (None, "none"):
+        raise StreamSourceConfigError(
+            f"Source {name}: csv files without a header have no column names to evolve by; set "
+            "options.header: true, or leave schema_evolution out."
+        )
+    if headerless_csv and not declared:
+        raise StreamSourceConfigError(
+            f"Source {name}: csv files without a header need meta.stream.schema (or "
+            "options.header: true to infer the schema from the header)."
+        )
+    if headerless_csv:
+        return "none"  # columns are read by position
+    policy = meta.get("schema_evolution") or source_schemas.default_policy(declared, rescued)
+    if policy not in source_schemas.POLICIES:
+        raise StreamSourceConfigError(
+            f"Source {name}: meta.stream.schema_evolution is {policy!r}; use one of "
+            f"{', '.join(source_schemas.POLICIES)}."
+        )
+    if policy == "add_new_columns" and declared:
+        raise StreamSourceConfigError(
+            f"Source {name}: schema_evolution add_new_columns evolves an inferred schema; this "
+            "source declares meta.stream.schema. Add new columns to the declared schema, or "
+            "remove it to have the schema inferred once and evolved."
+        )
+    if policy == "rescue" and not rescued:
+        raise StreamSourceConfigError(
+            f"Source {name}: schema_evolution rescue keeps new fields in the rescued-data column; "
+            "set meta.stream.rescued_data_column (json sources), e.g. _rescued_data."
+        )
+    return policy
 
 
 def _option_value(value: Any) -> str:
@@ -74,30 +144,53 @@ def source_frame(
 ) -> DataFrame:
     """The source as a stream, or (for models that are not streaming) as a batch read of the same data."""
     path = lakehouse.landing_path(source.path)
-    if source.format in FILE_FORMATS and "://" not in path:
+    if source.format not in FILE_FORMATS:
+        reader = (spark.readStream if streaming else spark.read).format(source.format)
+        return reader.options(**source.options).load(path)
+    if "://" not in path:
         os.makedirs(path, exist_ok=True)  # an empty landing folder is a stream with no data yet
+    schema = file_source_schema(spark, source, lakehouse, path)
+    options = dict(source.options)
+    if streaming and source.archive_to:
+        options.update(cleanSource="archive", sourceArchiveDir=lakehouse.landing_path(source.archive_to))
     reader = spark.readStream if streaming else spark.read
     if source.rescued_data_column:
-        lines = reader.format("text").options(**source.options).load(path)
-        return _json_with_rescued_data(lines, source)
-    reader = reader.format(source.format).options(**source.options)
-    if source.schema:
-        reader = reader.schema(source.schema)
-    frame = reader.load(path)
-    if source.format in FILE_FORMATS:
-        frame = frame.select("*", "_metadata")
-    return frame
+        lines = reader.format("text").options(**options).load(path)
+        return _json_with_rescued_data(lines, source, schema)
+    frame = reader.format(source.format).options(**options).schema(schema).load(path)
+    return frame.select("*", "_metadata")
 
 
-def _json_with_rescued_data(lines: DataFrame, source: StreamSource) -> DataFrame:
+def file_source_schema(
+    spark: SparkSession, source: StreamSource, lakehouse: Lakehouse, path: str
+) -> StructType:
+    declared = StructType.fromDDL(source.schema) if source.schema else None
+    store = source_schemas.SchemaStore(spark, f"{lakehouse.checkpoints}/_source_schemas/{source.name}")
+    # Inference reads the files as the stream will, minus options that only make sense for streams.
+    read_options = {
+        key: value for key, value in source.options.items()
+        if key not in ("maxFilesPerTrigger", "maxBytesPerTrigger")
+    }
+    if source.format == "parquet":
+        read_options["mergeSchema"] = "true"  # else Spark takes the schema of one file's footer
+    reader = spark.read.format(source.format).options(**read_options)
+    try:
+        return source_schemas.current_schema(
+            spark, source.name, reader, path, store, declared, source.schema_evolution or "none"
+        )
+    except source_schemas.SourceSchemaError as error:
+        raise StreamSourceConfigError(str(error)) from None
+
+
+def _json_with_rescued_data(lines: DataFrame, source: StreamSource, schema: StructType) -> DataFrame:
     """JSON lines parsed with the declared schema, plus the fields the schema does not name.
 
     Spark's JSON reader drops fields outside a declared schema without a word. Reading the lines
     as text and parsing them here keeps those fields, as JSON text, in the rescued-data column
     (null when there are none), so a new field in the files is never lost.
     """
-    known = StructType.fromDDL(source.schema).fieldNames()
-    parsed = F.from_json("value", source.schema, dict(source.options))
+    known = schema.fieldNames()
+    parsed = F.from_json("value", schema, dict(source.options))
     extra = F.map_filter(
         F.from_json("value", "map<string,string>"),
         lambda key, _: ~F.array_contains(F.array(*[F.lit(name) for name in known]), key),

@@ -32,6 +32,7 @@ class StreamingWrite:
     table_properties: Mapping[str, str] = field(default_factory=dict)
     dedupe: Dedupe | None = None
     unique_key: Sequence[str] = ()
+    append_new_columns: bool = False  # on_schema_change: append_new_columns
 
     @property
     def query_name(self) -> str:
@@ -111,6 +112,8 @@ def start_streaming_write(spark: SparkSession, write: StreamingWrite) -> Streami
             return writer.foreachBatch(
                 merge_writer(write.checkpoint, write.target_table, write.unique_key)
             ).start()
+        if write.append_new_columns:
+            writer = writer.option("mergeSchema", "true")
         return writer.format("delta").toTable(write.target_table)
     except (PySparkException, Py4JJavaError) as error:
         raise explain(write.model, error) from None

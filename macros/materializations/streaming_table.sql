@@ -7,13 +7,15 @@
     output_mode          'append' (default), 'complete', or 'update' (with unique_key: each
                          batch's changed rows MERGEd into the table)
     unique_key           column or list of columns identifying a row (update mode)
-    watermark            {column: <event time>, delay: '<n> minutes'} on every streaming input
+    watermark            {column: <event time>, delay: '<n> minutes'}, or a list of them, each
+                         on the streaming inputs that have its column
     dedupe               {keys: [...], within_watermark: true} drops rows delivered twice
     trigger              {'available_now': true} (default), {'once': true}
                          or {'processing_time': '<n> seconds'}; run-wide: --vars '{stream_trigger: ...}'
     checkpoint_location  default <checkpoint root>/<schema>/<model>
     partition_by         column or list of columns
     tblproperties        Delta table properties
+    on_schema_change     'fail' (default) or 'append_new_columns' (new columns join the table)
 #}
 {% materialization streaming_table, adapter='spark' %}
     {%- set target_relation = this.incorporate(type='table') -%}
@@ -41,7 +43,8 @@
         settings.partition_by,
         settings.tblproperties,
         settings.dedupe,
-        settings.unique_key
+        settings.unique_key,
+        settings.append_new_columns
     ) -%}
     {%- do store_raw_result(
         name='main', message=summary['message'], code='STREAMED', rows_affected=summary['input_rows']

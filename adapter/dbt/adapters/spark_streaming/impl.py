@@ -86,6 +86,7 @@ class SparkStreamingAdapter(SparkAdapter):
         table_properties: Optional[Mapping[str, str]] = None,
         dedupe: Optional[Mapping[str, Any]] = None,
         unique_key: Any = None,
+        append_new_columns: bool = False,
     ) -> dict:
         try:
             dedupe_config = Dedupe.from_config(model, dedupe)
@@ -102,6 +103,7 @@ class SparkStreamingAdapter(SparkAdapter):
             table_properties=dict(table_properties or {}),
             dedupe=dedupe_config,
             unique_key=(unique_key,) if isinstance(unique_key, str) else tuple(unique_key or ()),
+            append_new_columns=append_new_columns,
         )
         try:
             summary = run_streaming_write(self._spark(), write)

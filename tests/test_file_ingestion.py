@@ -1,0 +1,183 @@
+"""File ingestion for bronze: rate limits, a schema inferred once and evolved by policy, archiving.
+
+Each source lands in a folder of its own under the test lakehouse's landing folder; each
+`dbt run` reads what landed since the last one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from dbt_results import failure_messages, node_results, rows_processed
+from streaming_projects import write_streaming_project
+
+SOURCES = """
+version: 2
+sources:
+  - name: files
+    tables:
+      - name: many
+        meta:
+          stream:
+            format: json
+            path: ingest_many
+            schema: "id int, kind string"
+            max_files_per_trigger: 1000
+      - name: evolving
+        meta:
+          stream:
+            format: json
+            path: ingest_evolving
+      - name: strict
+        meta:
+          stream:
+            format: json
+            path: ingest_strict
+            schema: "id int, kind string"
+      - name: archived
+        meta:
+          stream:
+            format: csv
+            path: ingest_archived
+            schema: "id int, kind string"
+            options: {header: true}
+            archive_to: ingest_archive/csv
+      - name: columnar
+        meta:
+          stream:
+            format: parquet
+            path: ingest_parquet
+"""
+
+MODELS = {
+    "many_files": "select id, kind from {{ source('files', 'many') }}",
+    "evolving_files": (
+        "{{ config(on_schema_change='append_new_columns') }}\n"
+        "select * except (_metadata) from {{ source('files', 'evolving') }}"
+    ),
+    "strict_files": "select id, kind from {{ source('files', 'strict') }}",
+    "archived_files": "select id, kind from {{ source('files', 'archived') }}",
+    "parquet_files": "select * except (_metadata) from {{ source('files', 'columnar') }}",
+}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory, spark):
+    root = tmp_path_factory.mktemp("file_ingestion_project")
+    write_streaming_project(root, "file_ingestion", "ingested", MODELS)
+    (root / "models" / "sources.yml").write_text(SOURCES)
+    return str(root)
+
+
+def landing(lakehouse, folder: str) -> Path:
+    path = Path(lakehouse.landing_path(folder))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def write_json_lines(folder: Path, name: str, rows: list[dict]) -> None:
+    hidden = folder / f".{name}.tmp"
+    hidden.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    os.replace(hidden, folder / name)
+
+
+def run(dbt, project, model: str):
+    return dbt("run", "--select", model, project_dir=project)
+
+
+def message(result, model: str) -> str:
+    return node_results(result)[model].message
+
+
+def table_rows(spark, model: str, columns: str) -> list[tuple]:
+    return [tuple(row) for row in spark.sql(f"select {columns} from ingested.{model} order by id").collect()]
+
+
+def test_ten_thousand_files_go_in_a_thousand_per_batch_and_never_twice(dbt, project, spark, lakehouse):
+    folder = landing(lakehouse, "ingest_many")
+    for i in range(10_000):
+        (folder / f"f{i:05d}.json").write_text(json.dumps({"id": i, "kind": "small"}) + "\n")
+
+    result = run(dbt, project, "many_files")
+
+    assert result.success, failure_messages(result)
+    assert "STREAMED 10000 rows in, 10000 written, 10 batches" in message(result, "many_files")
+
+    for i in range(10_000, 10_003):
+        (folder / f"f{i:05d}.json").write_text(json.dumps({"id": i, "kind": "late"}) + "\n")
+    result = run(dbt, project, "many_files")
+
+    assert result.success, failure_messages(result)
+    assert rows_processed(result) == {"many_files": 3}
+    ids = spark.table("ingested.many_files").select("id")
+    assert ids.count() == ids.distinct().count() == 10_003
+
+
+def test_a_new_column_is_added_to_an_inferred_schema_and_nothing_is_lost(dbt, project, spark, lakehouse):
+    folder = landing(lakehouse, "ingest_evolving")
+    write_json_lines(folder, "a.json", [{"id": 1, "kind": "x"}, {"id": 2, "kind": "y"}])
+    result = run(dbt, project, "evolving_files")
+    assert result.success, failure_messages(result)
+
+    write_json_lines(folder, "b.json", [{"id": 3, "kind": "z", "battery": 87}])
+    result = run(dbt, project, "evolving_files")
+
+    assert result.success, failure_messages(result)
+    assert rows_processed(result) == {"evolving_files": 1}
+    assert table_rows(spark, "evolving_files", "id, kind, battery") == [
+        (1, "x", None), (2, "y", None), (3, "z", 87),
+    ]
+    schemas = Path(lakehouse.checkpoints) / "_source_schemas" / "files.evolving"
+    versions = {name: json.loads((schemas / name).read_text()) for name in ("0.json", "1.json")}
+    assert versions["0.json"]["columns_added"] == []
+    assert versions["1.json"]["columns_added"] == ["battery"]
+
+
+def test_a_new_column_in_a_declared_schema_stops_the_run_naming_it(dbt, project, spark, lakehouse):
+    folder = landing(lakehouse, "ingest_strict")
+    write_json_lines(folder, "a.json", [{"id": 1, "kind": "x"}])
+    assert run(dbt, project, "strict_files").success
+
+    write_json_lines(folder, "b.json", [{"id": 2, "kind": "y", "firmware": "2.1"}])
+    result = run(dbt, project, "strict_files")
+
+    assert not result.success
+    text = failure_messages(result)
+    assert "Source files.strict" in text and "firmware" in text
+    assert "meta.stream.schema" in text
+    assert table_rows(spark, "strict_files", "id, kind") == [(1, "x")]
+
+
+def test_processed_files_are_archived_and_read_once(dbt, project, spark, lakehouse):
+    folder = landing(lakehouse, "ingest_archived")
+    (folder / "one.csv").write_text("id,kind\n1,a\n2,b\n")
+    (folder / "two.csv").write_text("id,kind\n3,c\n")
+    assert run(dbt, project, "archived_files").success
+    (folder / "three.csv").write_text("id,kind\n4,d\n")
+    result = run(dbt, project, "archived_files")
+
+    assert result.success, failure_messages(result)
+    assert table_rows(spark, "archived_files", "id, kind") == [(1, "a"), (2, "b"), (3, "c"), (4, "d")]
+    archive = Path(lakehouse.landing_path("ingest_archive/csv"))
+    archived = {path.name for path in archive.rglob("*.csv")}
+    assert {"one.csv", "two.csv"} <= archived
+    assert not (folder / "one.csv").exists() and not (folder / "two.csv").exists()
+
+
+def test_parquet_schema_is_inferred_from_the_files(dbt, project, spark, lakehouse, tmp_path):
+    folder = landing(lakehouse, "ingest_parquet")
+    written = tmp_path / "parquet"
+    spark.createDataFrame([(1, 2.5), (2, 3.5)], "id long, reading double").coalesce(1) \
+        .write.parquet(str(written))
+    for part in written.glob("part-*.parquet"):
+        shutil.copy(part, folder / part.name)
+
+    result = run(dbt, project, "parquet_files")
+
+    assert result.success, failure_messages(result)
+    assert table_rows(spark, "parquet_files", "id, reading") == [(1, 2.5), (2, 3.5)]

@@ -181,3 +181,17 @@ def test_parquet_schema_is_inferred_from_the_files(dbt, project, spark, lakehous
 
     assert result.success, failure_messages(result)
     assert table_rows(spark, "parquet_files", "id, reading") == [(1, 2.5), (2, 3.5)]
+
+
+def test_an_archived_source_with_two_streaming_readers_is_refused(dbt, project):
+    second = Path(project) / "models" / "second_reader.sql"
+    second.write_text("select id from {{ source('files', 'archived') }}\n")
+    try:
+        result = run(dbt, project, "second_reader")
+    finally:
+        second.unlink()
+
+    assert not result.success
+    text = failure_messages(result)
+    assert "Source files.archived has archive_to set" in text
+    assert "archived_files" in text and "second_reader" in text

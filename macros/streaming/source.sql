@@ -9,6 +9,9 @@
         {%- set stream_meta = stream_source_meta(source_name, table_name) -%}
         {%- if stream_meta -%}
             {%- set streaming = model is mapping and model.get('config', {}).get('materialized') == 'streaming_table' -%}
+            {%- if stream_meta.get('archive_to') -%}
+                {%- do archived_source_has_one_reader(relation, source_name, table_name) -%}
+            {%- endif -%}
             {%- set view_name = adapter.register_source_view(
                 source_name ~ '.' ~ table_name, stream_meta, streaming
             ) -%}
@@ -27,4 +30,30 @@
         {%- endif -%}
     {%- endfor -%}
     {{ return(none) }}
+{% endmacro %}
+
+
+{#
+  A source with archive_to has its files moved away once its reader has processed them, so a
+  second streaming reader would miss them: refuse that before anything runs.
+#}
+{% macro archived_source_has_one_reader(relation, source_name, table_name) %}
+    {%- set readers = [] -%}
+    {%- for node in graph.nodes.values() -%}
+        {%- if node.resource_type == 'model' and node.config.materialized == 'streaming_table' -%}
+            {%- for source in node.sources -%}
+                {%- if source[0] == source_name and source[1] == table_name -%}
+                    {%- do readers.append(node.name) -%}
+                {%- endif -%}
+            {%- endfor -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if readers | length > 1 -%}
+        {{ exceptions.raise_compiler_error(
+            "Source " ~ source_name ~ "." ~ table_name ~ " has archive_to set and is read as a "
+            ~ "stream by " ~ readers | join(', ') ~ ". The first to process a file moves it away "
+            ~ "from the others. Let one model ingest it (a bronze model) and the others read that "
+            ~ "model with stream(ref(...)), or remove archive_to."
+        ) }}
+    {%- endif -%}
 {% endmacro %}

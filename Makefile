@@ -1,18 +1,20 @@
 # Quick start: `make run` (the demo pipeline) and `make test` (lint + tests).
-# Everything is installed into the repository: .venv/ (Python packages) and .jars/ (Delta Lake's
-# jars from Maven Central). Data lives in .lakehouse/ (see README for moving it).
+# Everything is installed into the repository: .venv/ (Python packages), .jars/ (Delta Lake's and
+# Spark's Kafka connector's jars from Maven Central) and .jars-kafka-broker/ (a Kafka broker for the
+# tests, kept off Spark's classpath). Data lives in .lakehouse/ (see README for moving it).
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 JARS := .jars/.complete
+KAFKA_JARS := .jars-kafka-broker/.complete
 KILLS ?= 20
 SEED ?= 1
 
-.PHONY: setup run lint test chaos bench-modes clean
+.PHONY: setup kafka-jars run lint test chaos bench-modes clean
 
-setup: $(INSTALLED) $(JARS)
+setup: $(INSTALLED) $(JARS) $(KAFKA_JARS)
 
 $(INSTALLED): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +29,12 @@ $(INSTALLED): requirements.txt
 
 $(JARS): jars/pom.xml $(INSTALLED)
 	$(BIN)/python -m python_runners.jars fetch
+	touch $@
+
+kafka-jars: $(KAFKA_JARS)
+
+$(KAFKA_JARS): jars/kafka-broker/pom.xml $(INSTALLED)
+	$(BIN)/python -m python_runners.kafka_broker_jars fetch
 	touch $@
 
 run: setup

@@ -6,7 +6,8 @@
 
 It runs the release in `.jars-kafka-broker/` (`make kafka-jars`) as a process of its own, on free
 loopback ports; its config, data and log (`broker.log`) stay in the work folder. Leaving the block
-stops it: SIGTERM, then SIGKILL if it has not exited within `stop_timeout` seconds.
+stops it: SIGTERM, then SIGKILL if it has not exited within `stop_timeout` seconds. `stop()` and
+`start()` restart it with its topics and messages.
 """
 
 from __future__ import annotations
@@ -27,12 +28,16 @@ from typing import Mapping, Optional
 from python_runners.kafka_broker_jars import JARS_DIR, classpath
 
 LOG4J_CONFIG = Path(__file__).with_name("kafka_broker_log4j2.properties")
-# The line KafkaRaftServer logs once the broker serves clients (after its controller has unfenced it).
+# KafkaRaftServer logs this once the broker serves clients (after its controller unfenced it).
 STARTED_LINE = "Kafka Server started"
 # A small heap, and start-up over peak speed: a test broker carries little traffic.
 JVM_OPTIONS = ("-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
-LOG_TAIL_LINES = 30
+# What a failed start shows of broker.log (kafka_broker_log4j2.properties sets its line format).
+LOG_ENTRY = re.compile(r"^\[\d{4}-\d\d-\d\d [\d:,]+\] [A-Z]+ ")
+ERROR_ENTRY = re.compile(r"^\[[^]]+\] (ERROR|FATAL) ")
 STACK_FRAME = re.compile(r"^\s+(at |\.\.\. \d+ more)")
+LOG_ERROR_ENTRIES = 5
+LOG_TAIL_LINES = 30
 
 
 class KafkaBrokerError(RuntimeError):
@@ -52,7 +57,7 @@ class KafkaBroker:
         self.overrides = dict(overrides or {})
         self.start_timeout = start_timeout
         self.stop_timeout = stop_timeout
-        self.classpath = classpath(jars_dir)  # fails here, naming the make target, if jars are missing
+        self.classpath = classpath(jars_dir)  # missing jars fail here, naming the make target
         self.java = _java()
         self.port: Optional[int] = None
         self.controller_port: Optional[int] = None
@@ -79,10 +84,13 @@ class KafkaBroker:
         self.stop()
 
     def start(self) -> "KafkaBroker":
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        self.port, self.controller_port = _free_loopback_ports(2)
-        self.config_file.write_text(self._server_properties())
-        self._format_storage()
+        """Start the broker; after `stop()`, start it again on the same ports with its data."""
+        if self.port is None:
+            self.workdir.mkdir(parents=True, exist_ok=True)
+            self.port, self.controller_port = _free_loopback_ports(2)
+            self.config_file.write_text(self._server_properties())
+            # Formatting records the controller's address, so a restart must keep the ports.
+            self._format_storage()
         try:
             with open(self.log_file, "ab") as log:
                 self.process = subprocess.Popen(
@@ -138,7 +146,7 @@ class KafkaBroker:
             "inter.broker.listener.name": "PLAINTEXT",
             "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
             "log.dirs": str(self.workdir / "data"),
-            # One node: every internal topic has one replica, and one partition keeps start-up short.
+            # One node: internal topics get one replica, and one partition keeps start-up short.
             "offsets.topic.replication.factor": "1",
             "offsets.topic.num.partitions": "1",
             "transaction.state.log.replication.factor": "1",
@@ -176,25 +184,30 @@ class KafkaBroker:
                     return
                 if self.process.poll() is not None:
                     raise KafkaBrokerError(
-                        f"The Kafka broker exited with code {self.process.returncode} while starting."
-                        f"\n{self._log_tail()}"
+                        f"The Kafka broker exited with code {self.process.returncode} while "
+                        f"starting.\n{self._log_excerpt()}"
                     )
                 if time.monotonic() > deadline:
                     raise KafkaBrokerError(
                         f"The Kafka broker did not start within {self.start_timeout:.0f} s "
-                        f"(KafkaBroker(start_timeout=...)).\n{self._log_tail()}"
+                        f"(KafkaBroker(start_timeout=...)).\n{self._log_excerpt()}"
                     )
                 time.sleep(0.2)
 
-    def _log_tail(self) -> str:
-        lines = [
-            line for line in self.log_file.read_text(errors="replace").splitlines()
-            if not STACK_FRAME.match(line)
-        ]
-        return (
-            f"Last lines of {self.log_file} (stack frames left out):\n"
-            + "\n".join(lines[-LOG_TAIL_LINES:])
-        )
+    def _log_excerpt(self) -> str:
+        """The broker's errors with their causes, else the end of its log; no stack frames."""
+        entries: list[list[str]] = [[]]
+        for line in self.log_file.read_text(errors="replace").splitlines():
+            if LOG_ENTRY.match(line):
+                entries.append([])
+            if not STACK_FRAME.match(line):
+                entries[-1].append(line)
+        errors = [entry for entry in entries if entry and ERROR_ENTRY.match(entry[0])]
+        if errors:
+            lines = [line for entry in errors[-LOG_ERROR_ENTRIES:] for line in entry]
+            return f"Its errors, from {self.log_file} (stack frames left out):\n" + "\n".join(lines)
+        lines = [line for entry in entries for line in entry][-LOG_TAIL_LINES:]
+        return f"Last lines of {self.log_file}:\n" + "\n".join(lines)
 
     def _java_command(self, main_class: str, *args: str) -> list[str]:
         return [

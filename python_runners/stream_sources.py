@@ -20,10 +20,11 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from python_runners import source_schemas
+from python_runners.kafka_sources import KafkaSourceConfigError, batch_read_options, kafka_options
 from python_runners.lakehouse import Lakehouse
 
 FILE_FORMATS = ("json", "csv", "parquet")
-FORMATS = FILE_FORMATS + ("delta",)
+FORMATS = FILE_FORMATS + ("delta", "kafka")
 
 
 class StreamSourceConfigError(ValueError):
@@ -49,6 +50,13 @@ class StreamSource:
                 f"Source {name}: meta.stream.format is {meta.get('format')!r}; "
                 f"use one of {', '.join(FORMATS)}."
             )
+        if fmt == "kafka":
+            try:
+                options = kafka_options(name, meta)
+            except KafkaSourceConfigError as error:
+                raise StreamSourceConfigError(str(error)) from None
+            extra = {str(k): _option_value(v) for k, v in (meta.get("options") or {}).items()}
+            return cls(name=name, format=fmt, path="", options={**options, **extra})
         if not meta.get("path"):
             raise StreamSourceConfigError(
                 f"Source {name}: meta.stream.path is missing; give the folder (or Delta table "
@@ -143,6 +151,10 @@ def source_frame(
     spark: SparkSession, source: StreamSource, lakehouse: Lakehouse, streaming: bool = True
 ) -> DataFrame:
     """The source as a stream, or (for models that are not streaming) as a batch read of the same data."""
+    if source.format == "kafka":
+        if streaming:
+            return spark.readStream.format("kafka").options(**source.options).load()
+        return spark.read.format("kafka").options(**batch_read_options(source.options)).load()
     path = lakehouse.landing_path(source.path)
     if source.format not in FILE_FORMATS:
         reader = (spark.readStream if streaming else spark.read).format(source.format)

@@ -16,14 +16,18 @@ DBT = str(Path(sys.executable).with_name("dbt"))
 
 
 class PipelineProcess:
-    """`dbt <args>` on the repository's project, output to a log file, in a process group of its own."""
+    """`dbt <args>` on a project (the repository's by default), output to a log file, in a process
+    group of its own."""
 
-    def __init__(self, args: Sequence[str], env: Mapping[str, str], log_path: Path):
+    def __init__(
+        self, args: Sequence[str], env: Mapping[str, str], log_path: Path,
+        project_dir: Path = REPO_ROOT,
+    ):
         self.log_path = log_path
         self.started = time.monotonic()
         target = log_path.parent / "target"
         command = [
-            DBT, *args, "--project-dir", str(REPO_ROOT),
+            DBT, *args, "--project-dir", str(project_dir),
             "--profiles-dir", str(REPO_ROOT / "profiles"),
             "--target-path", str(target), "--log-path", str(target),
         ]

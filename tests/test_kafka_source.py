@@ -1,0 +1,116 @@
+"""A Kafka topic declared as a dbt source, read by a streaming model: exactly once across a kill -9.
+
+Produce N, `dbt run`; produce M, start `dbt run` and SIGKILL it (dbt and its JVM) as soon as its
+first new Delta commit appears; `dbt run` again: N + M rows, each once. dbt runs as its own
+process on a lakehouse of its own (one Derby metastore per JVM), against a real broker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from python_runners.chaos.pipeline_process import PipelineProcess
+from python_runners.kafka_broker import KafkaBroker
+from streaming_projects import write_streaming_project
+
+FIRST, SECOND = 200, 300
+PER_BATCH = 50
+TIMEOUT = 300
+
+SOURCES = f"""
+version: 2
+sources:
+  - name: bus
+    tables:
+      - name: recordings
+        meta:
+          stream:
+            format: kafka
+            bootstrap_servers: "{{{{ env_var('KAFKA_BOOTSTRAP_SERVERS') }}}}"
+            topic: recordings
+            max_offsets_per_trigger: {PER_BATCH}
+"""
+
+MODEL = """
+with messages as (
+    select * from {{ source('bus', 'recordings') }}
+),
+
+parsed as (
+    select
+        from_json(cast(value as string), 'id int, device string, heartbeat double') as record,
+        partition,
+        offset
+    from messages
+)
+
+select record.id, record.device, record.heartbeat, partition, offset from parsed
+"""
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    with KafkaBroker(tmp_path_factory.mktemp("kafka")) as running:
+        running.create_topic("recordings", partitions=2)
+        yield running
+
+
+def produce(spark, broker: KafkaBroker, ids: range) -> None:
+    messages = [(str(i), json.dumps({"id": i, "device": f"d{i % 4}", "heartbeat": 60.0 + i % 30}))
+                for i in ids]
+    (
+        spark.createDataFrame(messages, "key string, value string").write.format("kafka")
+        .option("kafka.bootstrap.servers", broker.bootstrap_servers)
+        .option("topic", "recordings")
+        .save()
+    )
+
+
+def delta_versions(table: Path) -> int:
+    log = table / "_delta_log"
+    return len(list(log.glob("*.json"))) if log.exists() else 0
+
+
+def test_kafka_to_delta_exactly_once_across_a_kill(spark, broker, tmp_path):
+    (tmp_path / "project").mkdir()
+    project = write_streaming_project(
+        tmp_path / "project", "kafka_ingest", "kafka_in", {"kafka_recordings": MODEL}
+    )
+    (project / "models" / "sources.yml").write_text(SOURCES)
+    lakehouse = tmp_path / "lakehouse"
+    env = {**os.environ, "LAKEHOUSE_DIR": str(lakehouse), "SPARK_SHUFFLE_PARTITIONS": "2",
+           "KAFKA_BOOTSTRAP_SERVERS": broker.bootstrap_servers}
+    table = lakehouse / "warehouse" / "kafka_in.db" / "kafka_recordings"
+
+    def dbt_run(name: str) -> PipelineProcess:
+        return PipelineProcess(["run"], env, tmp_path / f"{name}.log", project_dir=project)
+
+    produce(spark, broker, range(FIRST))
+    first = dbt_run("first")
+    assert first.wait(TIMEOUT) == 0, first.log_tail()
+    assert first.log_contains(f"STREAMED {FIRST} rows in, {FIRST} written")
+
+    produce(spark, broker, range(FIRST, FIRST + SECOND))
+    versions_before = delta_versions(table)
+    killed = dbt_run("killed")
+    deadline = time.monotonic() + TIMEOUT
+    while delta_versions(table) == versions_before:
+        assert not killed.has_exited(), f"the run ended before it could be killed:\n{killed.log_tail()}"
+        assert time.monotonic() < deadline, f"no Delta commit within {TIMEOUT} s:\n{killed.log_tail()}"
+        time.sleep(0.005)
+    killed.kill_tree()
+    rows_at_kill = spark.read.format("delta").load(str(table)).count()
+    assert FIRST < rows_at_kill < FIRST + SECOND, "the kill interrupted the run midway"
+
+    again = dbt_run("again")
+    assert again.wait(TIMEOUT) == 0, again.log_tail()
+
+    landed = spark.read.format("delta").load(str(table))
+    ids = [row.id for row in landed.select("id").collect()]
+    assert sorted(ids) == list(range(FIRST + SECOND))  # every message, each once
+    assert {row.partition for row in landed.select("partition").distinct().collect()} == {0, 1}

@@ -1,7 +1,8 @@
 """output_mode 'update': each micro-batch's changed rows MERGEd into the Delta table by unique_key.
 
 Spark's update mode emits, per batch, only the aggregate rows that changed; merging them keeps
-the table equal to what complete mode would write, without rewriting it every batch. Each MERGE
+the table equal to what complete mode would write. Delta rewrites the data files that hold a
+changed key, so this wins over complete mode when a batch's changes sit in few files. Each MERGE
 carries the batch's Delta transaction id, so a batch replayed after a crash changes nothing.
 """
 

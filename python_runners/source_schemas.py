@@ -93,6 +93,8 @@ def current_schema(
     policy: str,
 ) -> StructType:
     """The schema this run reads the source with, after applying the policy to new files."""
+    if declared is not None and policy in ("rescue", "none"):
+        return declared  # nothing to infer or check: no listing of the landing folder
     files = hadoop_fs.list_data_files(spark, path)
     stored = store.latest()
     if declared is None and stored is None:

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from pyspark.sql import SparkSession
+
+
+class DataFile(NamedTuple):
+    path: str
+    modification_time_ms: int
+    size: int
 
 
 def _path_and_fs(spark: SparkSession, location: str):
@@ -48,14 +56,14 @@ def write_text(spark: SparkSession, location: str, text: str) -> None:
         stream.close()
 
 
-def list_data_files(spark: SparkSession, location: str) -> list[tuple[str, int]]:
-    """(path, modification time in ms) of the files directly under a folder that Spark's file
-    source would read: names starting with '.' or '_' are skipped, as Spark skips them."""
+def list_data_files(spark: SparkSession, location: str) -> list[DataFile]:
+    """The files directly under a folder that Spark's file source would read: names starting
+    with '.' or '_' are skipped, as Spark skips them."""
     path, fs = _path_and_fs(spark, location)
     if not fs.exists(path):
         return []
     return [
-        (status.getPath().toString(), int(status.getModificationTime()))
+        DataFile(status.getPath().toString(), int(status.getModificationTime()), int(status.getLen()))
         for status in fs.listStatus(path)
         if status.isFile() and not status.getPath().getName().startswith((".", "_"))
     ]

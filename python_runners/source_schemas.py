@@ -103,15 +103,15 @@ def current_schema(
                 f"Source {source_name}: no schema is declared and no files have landed in {path} "
                 "to infer one from. Land a file first, or declare meta.stream.schema."
             )
-        schema = reader.load([file for file, _ in files]).schema
+        schema = reader.load([file.path for file in files]).schema
         store.save(0, schema, added=[])
-        store.mark_checked(max(mtime for _, mtime in files))
+        store.mark_checked(max(file.modification_time_ms for file in files))
         return schema
     schema = declared if declared is not None else stored.schema
     if policy in ("rescue", "none"):
         return schema
     since = store.checked_until()
-    new_files = [file for file, mtime in files if mtime > since]
+    new_files = [file.path for file in files if file.modification_time_ms > since]
     if not new_files:
         return schema
     known = {field.name.lower() for field in schema.fields}
@@ -133,5 +133,5 @@ def current_schema(
             f"schema (version {number}, {store.folder}/{number}.json).",
             flush=True,
         )
-    store.mark_checked(max(mtime for _, mtime in files))
+    store.mark_checked(max(file.modification_time_ms for file in files))
     return schema

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -148,9 +148,11 @@ def _option_value(value: Any) -> str:
 
 
 def source_frame(
-    spark: SparkSession, source: StreamSource, lakehouse: Lakehouse, streaming: bool = True
+    spark: SparkSession, source: StreamSource, lakehouse: Lakehouse, streaming: bool = True,
+    files: Sequence[str] | None = None,
 ) -> DataFrame:
-    """The source as a stream, or (for models that are not streaming) as a batch read of the same data."""
+    """The source as a stream, or (for models that are not streaming) as a batch read of the same
+    data; `files` narrows a batch read of a file source to those files (copy_into's loads)."""
     if source.format == "kafka":
         if streaming:
             return spark.readStream.format("kafka").options(**source.options).load()
@@ -166,10 +168,11 @@ def source_frame(
     if streaming and source.archive_to:
         options.update(cleanSource="archive", sourceArchiveDir=lakehouse.landing_path(source.archive_to))
     reader = spark.readStream if streaming else spark.read
+    paths = list(files) if files is not None and not streaming else path
     if source.rescued_data_column:
-        lines = reader.format("text").options(**options).load(path)
+        lines = reader.format("text").options(**options).load(paths)
         return _json_with_rescued_data(lines, source, schema)
-    frame = reader.format(source.format).options(**options).schema(schema).load(path)
+    frame = reader.format(source.format).options(**options).schema(schema).load(paths)
     return frame.select("*", "_metadata")
 
 

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from python_runners.chaos.pipeline_process import PipelineProcess
+from python_runners.pipeline_process import PipelineProcess
 from python_runners.kafka_broker import KafkaBroker
+from dbt_results import failure_messages
 from streaming_projects import write_streaming_project
 
 FIRST, SECOND = 200, 300
@@ -114,3 +115,32 @@ def test_kafka_to_delta_exactly_once_across_a_kill(spark, broker, tmp_path):
     ids = [row.id for row in landed.select("id").collect()]
     assert sorted(ids) == list(range(FIRST + SECOND))  # every message, each once
     assert {row.partition for row in landed.select("partition").distinct().collect()} == {0, 1}
+
+
+def test_a_model_that_is_not_streaming_reads_the_whole_topic_as_a_batch(
+    dbt, spark, broker, tmp_path, monkeypatch
+):
+    broker.create_topic("snapshot", partitions=2)
+    messages = [(str(i), json.dumps({"id": i})) for i in range(3 * PER_BATCH)]
+    (
+        spark.createDataFrame(messages, "key string, value string").write.format("kafka")
+        .option("kafka.bootstrap.servers", broker.bootstrap_servers)
+        .option("topic", "snapshot")
+        .save()
+    )
+    (tmp_path / "project").mkdir()
+    project = write_streaming_project(tmp_path / "project", "kafka_batch", "kafka_batch", {
+        "topic_snapshot": (
+            "{{ config(materialized='table') }}\n"
+            "select from_json(cast(value as string), 'id int').id as id\n"
+            "from {{ source('bus', 'recordings') }}"
+        ),
+    })
+    (project / "models" / "sources.yml").write_text(SOURCES.replace("topic: recordings", "topic: snapshot"))
+    monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", broker.bootstrap_servers)
+
+    result = dbt("run", project_dir=str(project))
+
+    assert result.success, failure_messages(result)
+    ids = sorted(row.id for row in spark.table("kafka_batch.topic_snapshot").collect())
+    assert ids == list(range(3 * PER_BATCH))  # earliest to latest, not capped at max_offsets_per_trigger

@@ -21,17 +21,6 @@
         ) }}
     {%- endif -%}
 
-    {#- dbt gives every model on_schema_change 'ignore'; a streaming write into Delta refuses
-        columns its table does not have, so 'ignore' and 'fail' both stop at a new column. -#}
-    {%- set on_schema_change = config.get('on_schema_change', none) or 'fail' -%}
-    {%- if on_schema_change not in ['ignore', 'fail', 'append_new_columns'] -%}
-        {{ exceptions.raise_compiler_error(
-            "Model " ~ model['name'] ~ ": on_schema_change '" ~ on_schema_change ~ "' is not "
-            ~ "supported by streaming_table. Allowed: 'fail' (a new column stops the write) or "
-            ~ "'append_new_columns' (new columns are added to the Delta table)."
-        ) }}
-    {%- endif -%}
-
     {%- set partition_by = config.get('partition_by', none) -%}
     {%- if partition_by is string -%}
         {%- set partition_by = [partition_by] -%}
@@ -51,7 +40,7 @@
         'unique_key': unique_key,
         'watermark': config.get('watermark', none),
         'dedupe': config.get('dedupe', none),
-        'append_new_columns': on_schema_change == 'append_new_columns',
+        'append_new_columns': appends_new_columns('streaming_table'),
     }) }}
 {% endmacro %}
 
@@ -125,4 +114,22 @@
             ~ "its own: remove checkpoint_location to use the default, or give each a different one."
         ) }}
     {%- endif -%}
+{% endmacro %}
+
+
+{#
+  True when on_schema_change is 'append_new_columns'. dbt gives every model 'ignore'; an append
+  into Delta refuses columns its table does not have, so 'ignore' and 'fail' both stop at a new
+  column.
+#}
+{% macro appends_new_columns(materialization) %}
+    {%- set on_schema_change = config.get('on_schema_change', none) or 'fail' -%}
+    {%- if on_schema_change not in ['ignore', 'fail', 'append_new_columns'] -%}
+        {{ exceptions.raise_compiler_error(
+            "Model " ~ model['name'] ~ ": on_schema_change '" ~ on_schema_change ~ "' is not "
+            ~ "supported by " ~ materialization ~ ". Allowed: 'fail' (a new column stops the "
+            ~ "write) or 'append_new_columns' (new columns are added to the Delta table)."
+        ) }}
+    {%- endif -%}
+    {{ return(on_schema_change == 'append_new_columns') }}
 {% endmacro %}

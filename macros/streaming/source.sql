@@ -1,13 +1,17 @@
 {#
   source() for sources declared with meta.stream: the table resolves to a temp view that the
-  Python runner registers over spark.readStream (for streaming_table models) or spark.read (for
-  any other materialisation). Other sources are dbt's own. Calling builtins.source keeps lineage.
+  Python runner registers over spark.readStream (for streaming_table models), over the files of
+  each load (copy_into) or spark.read (any other materialisation). Other sources are dbt's own. Calling builtins.source keeps lineage.
 #}
 {% macro source(source_name, table_name) %}
     {%- set relation = builtins.source(source_name, table_name) -%}
     {%- if execute -%}
         {%- set stream_meta = stream_source_meta(source_name, table_name) -%}
-        {%- if stream_meta -%}
+        {%- if stream_meta and model is mapping and model.get('config', {}).get('materialized') == 'copy_into' -%}
+            {#- copy_into registers this view over each load's files when it runs -#}
+            {%- set view_name = adapter.copy_source_view(model['name'], source_name ~ '.' ~ table_name) -%}
+            {{ return(api.Relation.create(identifier=view_name, type='view')) }}
+        {%- elif stream_meta -%}
             {%- set streaming = model is mapping and model.get('config', {}).get('materialized') == 'streaming_table' -%}
             {%- if stream_meta.get('archive_to') -%}
                 {%- do archived_source_has_one_reader(relation, source_name, table_name) -%}

@@ -16,7 +16,7 @@ from pathlib import Path
 from python_runners.chaos.audit import audit
 from python_runners.chaos.kill_moments import PipelineExited, plan
 from python_runners.chaos.lander import Lander
-from python_runners.chaos.pipeline_process import PipelineProcess
+from python_runners.pipeline_process import PipelineProcess
 from python_runners.chaos.stream_state import (
     BETWEEN_BATCHES, COMMITTED_NOT_CHECKPOINTED, MID_BATCH, ModelPaths, stream_state,
 )

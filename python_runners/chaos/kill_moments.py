@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
-from python_runners.chaos.pipeline_process import PipelineProcess
+from python_runners.pipeline_process import PipelineProcess
 from python_runners.chaos.stream_state import ModelPaths, latest_delta_version
 
 POLL_SECONDS = 0.001

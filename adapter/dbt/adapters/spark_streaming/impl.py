@@ -13,6 +13,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.spark_streaming.__version__ import version
 from dbt.adapters.spark_streaming.connections import SparkStreamingConnectionManager
 from python_runners import checkpoints, delta_tables, serving
+from python_runners.copy_into import CopyInto, copy_source_view, run_copy_into
 from python_runners.event_time import Dedupe, EventTimeConfigError, Watermark, with_watermarks
 from python_runners.lakehouse import Lakehouse
 from python_runners.session import get_or_create_session
@@ -112,8 +113,49 @@ class SparkStreamingAdapter(SparkAdapter):
         return {**summary.__dict__, "message": summary.message()}
 
     @available
+    def copy_source_view(self, model: str, source_name: str) -> str:
+        """The temp view a copy_into model's SQL reads its source through (registered per load)."""
+        return copy_source_view(model, source_name)
+
+    @available
+    def run_copy_into(
+        self,
+        model: str,
+        sql: str,
+        source_name: str,
+        stream_meta: Mapping[str, Any],
+        target_table: str,
+        load_log: str,
+        force: bool = False,
+        append_new_columns: bool = False,
+        partition_by: Optional[Sequence[str]] = None,
+        table_properties: Optional[Mapping[str, str]] = None,
+    ) -> dict:
+        try:
+            source = StreamSource.from_meta(source_name, stream_meta)
+        except StreamSourceConfigError as error:
+            raise DbtRuntimeError(str(error)) from None
+        copy = CopyInto(
+            model=model,
+            sql=sql,
+            source=source,
+            source_view=copy_source_view(model, source_name),
+            target_table=target_table,
+            load_log=load_log,
+            force=bool(force),
+            append_new_columns=append_new_columns,
+            partition_by=tuple(partition_by or ()),
+            table_properties=dict(table_properties or {}),
+        )
+        try:
+            summary = run_copy_into(self._spark(), copy, Lakehouse.from_env())
+        except StreamingModelError as error:
+            raise DbtRuntimeError(str(error)) from None
+        return {**summary.__dict__, "message": summary.message()}
+
+    @available
     def reset_streaming_table(self, target_table: str, checkpoint: str) -> None:
-        """Full refresh: the table and its checkpoint go together, so the stream starts over."""
+        """Full refresh: the table and its checkpoint (or load log) go together, so it starts over."""
         spark = self._spark()
         delta_tables.drop_if_exists(spark, target_table)
         checkpoints.delete(spark, checkpoint)

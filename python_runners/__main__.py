@@ -1,10 +1,11 @@
-"""Command line: `python -m python_runners demo | land [--records N] [--files K]`."""
+"""Command line: `python -m python_runners demo | land [--records N] [--files K] | service ...`."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
-from python_runners import demo
+from python_runners import demo, service
 
 
 def main() -> None:
@@ -14,8 +15,11 @@ def main() -> None:
     land = commands.add_parser("land", help="land one new batch of device recordings and status reports")
     land.add_argument("--records", type=int, default=200)
     land.add_argument("--files", type=int, default=2)
+    service.add_commands(commands)
     args = parser.parse_args()
 
+    if args.command == "service":
+        sys.exit(service.main(args))
     if args.command == "demo":
         demo.main()
     else:

@@ -1,41 +1,152 @@
-"""Keep processing-time streams serving until Ctrl-C or SIGTERM, then stop each one cleanly."""
+"""Keep processing-time streams serving until Ctrl-C or SIGTERM, then stop each one cleanly.
+
+While serving, a query that fails is started again from its checkpoint after a pause that doubles
+with each failure in a row (1 s, 2 s, 4 s ... at most 60 s); the reason is logged. After
+`MAX_FAILURES_IN_A_ROW` failures with no batch completed in between, serving gives up: every query
+is stopped and the run ends with the last error. Batch progress goes to the progress table every
+few seconds, and the state of every query to the service's status file
+(python_runners/service_status.py), which `python -m python_runners service status` reads.
+"""
 
 from __future__ import annotations
 
 import signal
 import threading
 import time
-from typing import Callable, Iterable
+from dataclasses import dataclass
+from typing import Callable, Iterable, Optional
 
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
+from python_runners import live_progress, service_status, stream_progress, streaming_writes
+from python_runners.lakehouse import Lakehouse
+from python_runners.streaming_errors import StreamingModelError, root_cause
+
 POLL_SECONDS = 0.5
+FLUSH_SECONDS = 10.0
+FIRST_BACKOFF_SECONDS = 1.0
+MAX_BACKOFF_SECONDS = 60.0
+MAX_FAILURES_IN_A_ROW = 5
+
+Log = Callable[[str], None]
 
 
-def serve_until_stopped(spark: SparkSession, log: Callable[[str], None] = print) -> list[str]:
+@dataclass
+class ServedQuery:
+    name: str
+    query: StreamingQuery
+    restarts: int = 0
+    failures_in_a_row: int = 0
+    last_failure: Optional[str] = None
+    restart_at: Optional[float] = None
+    batch_at_restart: int = -1
+
+    def last_batch(self) -> int:
+        progress = self.query.lastProgress
+        return int(progress["batchId"]) if progress and progress.get("batchId") is not None else -1
+
+
+def serve_until_stopped(spark: SparkSession, log: Log = print) -> list[str]:
     """Block while streaming queries run; on a signal stop them between batches.
 
-    Returns the names of the queries that were stopped. A query that fails while serving ends
-    the wait with its error, after the others are stopped.
+    Returns the names of the queries that were stopped.
     """
-    queries = list(spark.streams.active)
+    queries = [ServedQuery(q.name, q) for q in spark.streams.active]
     if not queries:
         return []
     stop_requested = threading.Event()
     restore = _install_handlers(stop_requested)
+    recorder = stream_progress.recorder(spark)
+    status = service_status.StatusFile(Lakehouse.from_env())
     log(f"Serving {len(queries)} streaming queries ({', '.join(q.name for q in queries)}); "
         "press Ctrl-C or send SIGTERM to stop them after their current batch.")
+    next_flush = time.monotonic() + FLUSH_SECONDS
     try:
-        while not stop_requested.is_set() and all(q.isActive for q in queries):
-            stop_requested.wait(POLL_SECONDS)
+        with live_progress.shown():
+            while not stop_requested.is_set():
+                for served in queries:
+                    _supervise(spark, served, log)
+                status.write(queries)
+                if time.monotonic() >= next_flush:
+                    _flush(spark, recorder, log)
+                    next_flush = time.monotonic() + FLUSH_SECONDS
+                stop_requested.wait(POLL_SECONDS)
     finally:
         restore()
-        stop_between_batches(queries)
-    failed = [q for q in queries if q.exception() is not None]
-    if failed:
-        raise failed[0].exception()
-    return [q.name for q in queries]
+        stop_between_batches(served.query for served in queries)
+        _flush(spark, recorder, log)
+        status.write(queries, stopped=True)
+    return [served.name for served in queries]
+
+
+def _supervise(spark: SparkSession, served: ServedQuery, log: Log) -> None:
+    """Restart a failed query when its pause is over; forget its failures once it completes a batch."""
+    if served.query.isActive:
+        if served.failures_in_a_row and served.last_batch() > served.batch_at_restart:
+            served.failures_in_a_row = 0
+        return
+    if served.restart_at is None:
+        error = served.query.exception()
+        reason = root_cause(error) if error is not None else "it stopped"
+        served.failures_in_a_row += 1
+        served.last_failure = reason
+        if served.failures_in_a_row > MAX_FAILURES_IN_A_ROW:
+            raise StreamingModelError(
+                f"Query {served.name} failed {served.failures_in_a_row} times in a row without "
+                f"completing a batch; serving stops. Last error: {reason}. Fix the cause, then "
+                f"start the service again: each query resumes from its checkpoint."
+            )
+        pause = min(MAX_BACKOFF_SECONDS, FIRST_BACKOFF_SECONDS * 2 ** (served.failures_in_a_row - 1))
+        log(f"Query {served.name} failed: {reason}. Restarting it from its checkpoint in "
+            f"{pause:g} s (failure {served.failures_in_a_row} of at most "
+            f"{MAX_FAILURES_IN_A_ROW} in a row).")
+        served.restart_at = time.monotonic() + pause
+        return
+    if time.monotonic() < served.restart_at:
+        return
+    write = streaming_writes.served_writes().get(served.name)
+    if write is None:
+        raise StreamingModelError(
+            f"Query {served.name} failed ({served.last_failure}) and was not started by this "
+            f"run's models, so it cannot be restarted here."
+        )
+    served.batch_at_restart = served.last_batch()
+    served.restart_at = None
+    try:
+        served.query = streaming_writes.start_streaming_write(spark, write)
+    except StreamingModelError as error:
+        served.query = _FailedStart(served.query, error)  # counted as a failure on the next poll
+        return
+    served.restarts += 1
+    log(f"Query {served.name} restarted (restart {served.restarts}).")
+
+
+class _FailedStart:
+    """Stands in for a query that could not even start, so that it counts as failed."""
+
+    def __init__(self, previous: StreamingQuery, error: Exception):
+        self._previous, self._error = previous, error
+        self.isActive = False
+        self.lastProgress = previous.lastProgress
+        self.name, self.id, self.runId = previous.name, previous.id, previous.runId
+
+    def exception(self) -> Exception:
+        return self._error
+
+    def stop(self) -> None:
+        pass
+
+
+def _flush(spark: SparkSession, recorder: stream_progress.ProgressRecorder, log: Log) -> None:
+    try:
+        recorder.flush(spark)
+    except Exception as error:  # progress is kept for the next flush; serving goes on
+        log(f"Could not append to the progress table: {_first_line(str(error))}")
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else text
 
 
 def stop_all(spark: SparkSession) -> list[str]:

@@ -89,6 +89,19 @@ def error_text(error: BaseException) -> str:
     return str(error)
 
 
+def root_cause(error: BaseException) -> str:
+    """The first line of the innermost cause's message: what went wrong, not the layers that
+    passed it on ("Task failed while writing rows" wraps the error the SQL raised)."""
+    causes = [error]
+    while getattr(causes[-1], "_cause", None) is not None and len(causes) < 20:
+        causes.append(causes[-1]._cause)
+    for cause in reversed(causes):
+        text = error_text(cause).strip()
+        if text:
+            return text.splitlines()[0]
+    return str(error)
+
+
 def explain(model: str, error: BaseException) -> StreamingModelError:
     text = error_text(error)
     first_line = next((line for line in text.splitlines() if line.strip()), text)

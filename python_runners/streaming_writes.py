@@ -11,7 +11,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 from py4j.protocol import Py4JJavaError
 
-from python_runners import checkpoints, delta_tables
+from python_runners import checkpoints, delta_tables, live_progress, stream_progress
 from python_runners.event_time import Dedupe
 from python_runners.merge_writes import merge_writer
 from python_runners.streaming_errors import StreamingModelError, explain
@@ -67,19 +67,32 @@ def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSum
     same checkpoint.
     """
     started = time.monotonic()
+    progress = stream_progress.recorder(spark, on_batch=live_progress.display().batch)
     version_before = delta_tables.current_version(spark, write.target_table)
-    catch_up = start_streaming_write(spark, replace(write, trigger=write.trigger.catch_up()))
-    try:
-        catch_up.awaitTermination()
-    except (PySparkException, Py4JJavaError) as error:
-        _stop_quietly(catch_up)
-        raise explain(write.model, error) from None
+    with live_progress.shown():
+        catch_up = start_streaming_write(spark, replace(write, trigger=write.trigger.catch_up()))
+        try:
+            catch_up.awaitTermination()
+        except (PySparkException, Py4JJavaError) as error:
+            _stop_quietly(catch_up)
+            raise explain(write.model, error) from None
+        progress.wait_until_heard(catch_up)
     written = delta_tables.rows_written_since(spark, write.target_table, version_before)
     summary = summarise(write.model, catch_up, written, time.monotonic() - started)
     if write.trigger.runs_until_caught_up:
         return summary
     served = start_streaming_write(spark, write)
+    _served[write.query_name] = write
     return replace(summary, running=served.isActive)
+
+
+# Queries left running (processing-time triggers) by what started them, so a failed one can be
+# started again from its checkpoint while serving.
+_served: dict[str, StreamingWrite] = {}
+
+
+def served_writes() -> dict[str, StreamingWrite]:
+    return dict(_served)
 
 
 def start_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamingQuery:

@@ -12,7 +12,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_streaming.__version__ import version
 from dbt.adapters.spark_streaming.connections import SparkStreamingConnectionManager
-from python_runners import checkpoints, delta_tables, serving
+from python_runners import checkpoints, delta_tables, live_progress, serving, stream_progress
 from python_runners.copy_into import CopyInto, copy_source_view, run_copy_into
 from python_runners.event_time import Dedupe, EventTimeConfigError, Watermark, with_watermarks
 from python_runners.lakehouse import Lakehouse
@@ -110,7 +110,24 @@ class SparkStreamingAdapter(SparkAdapter):
             summary = run_streaming_write(self._spark(), write)
         except StreamingModelError as error:
             raise DbtRuntimeError(str(error)) from None
+        self._stream_summaries.append(summary)
         return {**summary.__dict__, "message": summary.message()}
+
+    @property
+    def _stream_summaries(self) -> list:
+        if not hasattr(self, "_summaries_of_this_run"):
+            self._summaries_of_this_run = []
+        return self._summaries_of_this_run
+
+    @available
+    def finish_streaming_run(self) -> None:
+        """on-run-end: a summary per streaming model, and this run's batches into the progress table."""
+        live_progress.print_summary(self._stream_summaries)
+        self._stream_summaries.clear()
+        try:
+            stream_progress.recorder(self._spark()).flush(self._spark())
+        except Exception as error:  # the models' data is in; the run should not fail over this
+            print(f"Could not append this run's batches to the progress table: {error}")
 
     @available
     def copy_source_view(self, model: str, source_name: str) -> str:
@@ -163,7 +180,10 @@ class SparkStreamingAdapter(SparkAdapter):
     @available
     def serve_streams(self) -> list:
         """Keep processing-time queries running until Ctrl-C/SIGTERM (on-run-end hook)."""
-        return serving.serve_until_stopped(self._spark())
+        try:
+            return serving.serve_until_stopped(self._spark())
+        except StreamingModelError as error:
+            raise DbtRuntimeError(str(error)) from None
 
     @available
     def stop_streams(self) -> list:

@@ -1,0 +1,118 @@
+"""What the streams are doing, on the terminal: a live table on a terminal, plain lines elsewhere.
+
+On a terminal (rich's Live) one row per stream is redrawn as batches complete: batch id, input
+rows, rows per second, batch duration, watermark. Not on a terminal (CI logs, files), each batch
+is one plain line. At the end of a run, a summary per model.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import IO, Any, Optional, Sequence
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+COLUMNS = ("stream", "batch", "rows in", "rows/s", "batch time", "watermark")
+
+
+def batch_fields(progress: dict) -> tuple[str, str, str, str, str, str]:
+    rate = progress.get("processedRowsPerSecond")
+    duration_ms = int((progress.get("durationMs") or {}).get("triggerExecution") or 0)
+    watermark = (progress.get("eventTime") or {}).get("watermark")
+    return (
+        progress.get("name") or progress.get("id") or "?",
+        str(progress.get("batchId")),
+        str(int(progress.get("numInputRows") or 0)),
+        _rate(rate),
+        f"{duration_ms / 1000:.2f} s",
+        watermark.replace("T", " ").replace(".000Z", "Z") if watermark else "-",
+    )
+
+
+def _rate(value: Any) -> str:
+    if value is None or float(value) != float(value):  # NaN: no time elapsed
+        return "-"
+    return f"{float(value):.1f}" if float(value) < 10 else f"{float(value):.0f}"
+
+
+def batch_line(progress: dict) -> str:
+    stream, batch, rows, rate, duration, watermark = batch_fields(progress)
+    line = f"progress {stream} batch {batch}: {rows} rows in, {rate} rows/s, {duration}"
+    return line + (f", watermark {watermark}" if watermark != "-" else "")
+
+
+class LiveProgress:
+    """Receives each batch's progress (from any thread) and shows it."""
+
+    def __init__(self, out: Optional[IO[str]] = None, live: Optional[bool] = None):
+        self._out = out  # None: whatever sys.stdout is at the time
+        self._live_wanted = live
+        self._latest: dict[str, tuple] = {}
+        self._lock = threading.RLock()
+        self._live: Optional[Live] = None
+        self._showing = 0  # nested or concurrent shows (dbt threads): live while any is open
+
+    def __enter__(self) -> "LiveProgress":
+        with self._lock:
+            self._showing += 1
+            console = Console(file=self._out)
+            wanted = console.is_terminal if self._live_wanted is None else self._live_wanted
+            if self._showing == 1 and wanted:
+                self._latest.clear()
+                self._live = Live(self._table(), console=console, refresh_per_second=4,
+                                  redirect_stdout=False, redirect_stderr=False)
+                self._live.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        with self._lock:
+            self._showing -= 1
+            if self._showing == 0 and self._live is not None:
+                self._live.stop()
+                self._live = None
+
+    def batch(self, progress: dict) -> None:
+        fields = batch_fields(progress)
+        with self._lock:
+            self._latest[fields[0]] = fields
+            if self._live is not None:
+                self._live.update(self._table())
+                return
+        print(batch_line(progress), file=self._out or sys.stdout, flush=True)
+
+    def _table(self) -> Table:
+        table = Table(title="streams", title_justify="left")
+        for column in COLUMNS:
+            table.add_column(column, justify="left" if column in ("stream", "watermark") else "right")
+        for fields in self._latest.values():
+            table.add_row(*fields)
+        return table
+
+
+def print_summary(summaries: Sequence[Any], out: Optional[IO[str]] = None) -> None:
+    """One row per model: batches, rows in, rows written, seconds (StreamSummary objects)."""
+    if not summaries:
+        return
+    table = Table(title="streaming models", title_justify="left")
+    for column in ("model", "batches", "rows in", "rows written", "seconds"):
+        table.add_column(column, justify="left" if column == "model" else "right")
+    for s in summaries:
+        table.add_row(s.model, str(s.batches), str(s.input_rows), str(s.output_rows), f"{s.seconds:.1f}")
+    console = Console(file=out or sys.stdout, width=100)
+    console.print(table)
+
+
+_display = LiveProgress()
+
+
+def display() -> LiveProgress:
+    """The process's display: every stream of the session reports to it."""
+    return _display
+
+
+def shown() -> LiveProgress:
+    """`with shown():` the live table is up (on a terminal) while the block runs."""
+    return _display

@@ -1,0 +1,106 @@
+"""The always-on service: every streaming model running with a processing-time trigger.
+
+    python -m python_runners service start [--trigger '5 seconds'] [--select ...]
+    python -m python_runners service status
+    python -m python_runners service stop
+
+`start` is `dbt run` with the trigger for every streaming model, in the foreground: each model
+catches up, then its query keeps running; a query that fails is restarted with backoff
+(python_runners/serving.py). `status` and `stop` work from any other shell: `status` reads the
+file the service keeps up to date, `stop` sends SIGTERM (each query stops after its current batch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from typing import Optional, Sequence
+
+from python_runners import service_status
+from python_runners.lakehouse import Lakehouse
+
+DEFAULT_TRIGGER = "5 seconds"
+STOP_TIMEOUT_SECONDS = 180
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    service = commands.add_parser("service", help="run every streaming model always-on; status; stop")
+    actions = service.add_subparsers(dest="action", required=True)
+    start = actions.add_parser("start", help="start every streaming model and keep it running")
+    start.add_argument("--trigger", default=DEFAULT_TRIGGER,
+                       help=f"processing-time trigger for every model (default '{DEFAULT_TRIGGER}')")
+    start.add_argument("--select", nargs="*", default=None, help="dbt node selection")
+    start.add_argument("--project-dir", default=None)
+    actions.add_parser("status", help="the running queries and their last progress")
+    actions.add_parser("stop", help="stop every query after its current batch")
+
+
+def main(args: argparse.Namespace) -> int:
+    lakehouse = Lakehouse.from_env()
+    if args.action == "start":
+        return start(lakehouse, args.trigger, args.select, args.project_dir)
+    if args.action == "status":
+        return status(lakehouse)
+    return stop(lakehouse)
+
+
+def start(lakehouse: Lakehouse, trigger: str, select: Optional[Sequence[str]], project_dir: Optional[str]) -> int:
+    running = service_status.read(lakehouse)
+    if running and running["state"] == "serving":
+        print(f"The service is already running (process {running['pid']}); "
+              "`python -m python_runners service stop` stops it.", file=sys.stderr)
+        return 1
+    from python_runners.dbt_invocation import invoke_dbt, describe_failure  # dbt is slow to import
+
+    args = ["run", "--vars", f"{{stream_trigger: '{trigger}'}}"]
+    if select:
+        args += ["--select", *select]
+    result = invoke_dbt(args, project_dir)
+    if not result.success:
+        print(f"The service stopped: {describe_failure(result)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def status(lakehouse: Lakehouse) -> int:
+    current = service_status.read(lakehouse)
+    if current is None:
+        print("The service has not run in this lakehouse.")
+        return 1
+    print(f"service: {current['state']} (process {current['pid']}, started {current['started_at']}, "
+          f"updated {current['updated_at']})")
+    for query in current["queries"]:
+        progress = query["last_progress"] or {}
+        state = "active" if query["active"] else "not running"
+        line = (f"  {query['name']}: {state}, restarts {query['restarts']}, "
+                f"last batch {progress.get('batch_id', '-')} at {progress.get('timestamp', '-')}: "
+                f"{progress.get('num_input_rows', '-')} rows in, "
+                f"{_rate(progress.get('processed_rows_per_second'))} rows/s, "
+                f"{progress.get('batch_duration_ms', '-')} ms")
+        if progress.get("watermark"):
+            line += f", watermark {progress['watermark']}"
+        if query["last_failure"]:
+            line += f"; last failure: {query['last_failure']}"
+        print(line)
+    return 0 if current["state"] == "serving" else 1
+
+
+def stop(lakehouse: Lakehouse) -> int:
+    current = service_status.read(lakehouse)
+    if current is None or current["state"] != "serving":
+        print("The service is not running.")
+        return 0
+    pid = current["pid"]
+    os.kill(pid, signal.SIGTERM)
+    print(f"Stopping the service (process {pid}): each query stops after its current batch ...")
+    if not service_status.wait_until_gone(pid, STOP_TIMEOUT_SECONDS):
+        print(f"Process {pid} is still running after {STOP_TIMEOUT_SECONDS} s.", file=sys.stderr)
+        return 1
+    print("Stopped.")
+    return 0
+
+
+def _rate(value) -> str:
+    return "-" if value is None else f"{float(value):.0f}"

@@ -1,0 +1,89 @@
+"""The always-on service's status file: which queries run, their restarts and last progress.
+
+Written by the serving process every poll, read by `python -m python_runners service status` from
+any other process (the embedded metastore admits one process, a file does not).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+from python_runners.lakehouse import Lakehouse
+
+
+def status_path(lakehouse: Lakehouse) -> Path:
+    return Path(lakehouse.root) / "service" / "status.json"
+
+
+class StatusFile:
+    def __init__(self, lakehouse: Lakehouse):
+        self.path = status_path(lakehouse)
+        self.started_at = _now()
+
+    def write(self, queries: Iterable[Any], stopped: bool = False) -> None:
+        """`queries`: serving.ServedQuery objects."""
+        status = {
+            "pid": os.getpid(),
+            "state": "stopped" if stopped else "serving",
+            "started_at": self.started_at,
+            "updated_at": _now(),
+            "queries": [_query_status(served) for served in queries],
+        }
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        hidden = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+        hidden.write_text(json.dumps(status, indent=1))
+        os.replace(hidden, self.path)  # readers never see half a file
+
+
+def read(lakehouse: Lakehouse) -> Optional[dict]:
+    path = status_path(lakehouse)
+    if not path.exists():
+        return None
+    status = json.loads(path.read_text())
+    if status["state"] == "serving" and not _alive(status["pid"]):
+        status["state"] = "dead"  # killed without a chance to say so
+    return status
+
+
+def _query_status(served: Any) -> dict:
+    progress = served.query.lastProgress or {}
+    return {
+        "name": served.name,
+        "active": bool(served.query.isActive),
+        "restarts": served.restarts,
+        "failures_in_a_row": served.failures_in_a_row,
+        "last_failure": served.last_failure,
+        "last_progress": {
+            "batch_id": progress.get("batchId"),
+            "timestamp": progress.get("timestamp"),
+            "num_input_rows": progress.get("numInputRows"),
+            "processed_rows_per_second": progress.get("processedRowsPerSecond"),
+            "batch_duration_ms": (progress.get("durationMs") or {}).get("triggerExecution"),
+            "watermark": (progress.get("eventTime") or {}).get("watermark"),
+        } if progress else None,
+    }
+
+
+def _alive(pid: int) -> bool:
+    """Running (an exited process its parent has not reaped yet counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def wait_until_gone(pid: int, timeout_seconds: float) -> bool:
+    deadline = time.monotonic() + timeout_seconds
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return not _alive(pid)

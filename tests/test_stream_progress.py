@@ -1,0 +1,111 @@
+"""Operating streams: each batch's progress shown while `dbt run` runs and kept in the progress
+table; old progress removed after the retention period."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from dbt_results import failure_messages
+from python_runners import progress_table
+from python_runners.stream_progress import ProgressRecorder
+from streaming_projects import write_streaming_project
+
+SOURCES = """
+version: 2
+sources:
+  - name: files
+    tables:
+      - name: readings
+        meta:
+          stream:
+            format: json
+            path: progress_readings
+            schema: "id int"
+            max_files_per_trigger: 1
+"""
+
+ROWS_PER_FILE = [2, 3, 4]
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory, spark):
+    root = tmp_path_factory.mktemp("progress_project")
+    write_streaming_project(root, "progress_project", "progress", {
+        "counted_readings": "select id from {{ source('files', 'readings') }}",
+    })
+    (root / "models" / "sources.yml").write_text(SOURCES)
+    (root / "dbt_project.yml").write_text(
+        (root / "dbt_project.yml").read_text() + 'on-run-end:\n  - "{{ serve_streaming_queries() }}"\n'
+    )
+    return str(root)
+
+
+def land(lakehouse, name: str, ids: range, modified: float) -> None:
+    """A file whose modification time orders it (Spark's file source takes files oldest first)."""
+    folder = Path(lakehouse.landing_path("progress_readings"))
+    folder.mkdir(parents=True, exist_ok=True)
+    hidden = folder / f".{name}"
+    hidden.write_text("".join(json.dumps({"id": i}) + "\n" for i in ids))
+    os.utime(hidden, (modified, modified))
+    os.replace(hidden, folder / name)
+
+
+def test_every_batch_is_shown_and_lands_in_the_progress_table(dbt, project, spark, lakehouse, capsys):
+    start, now = 0, time.time()
+    for n, rows in enumerate(ROWS_PER_FILE):
+        land(lakehouse, f"readings-{n}.json", range(start, start + rows), now - 60 + n)
+        start += rows
+
+    result = dbt("run", project_dir=project)
+
+    assert result.success, failure_messages(result)
+    shown = capsys.readouterr().out
+    for batch, rows in enumerate(ROWS_PER_FILE):
+        assert f"progress progress.counted_readings batch {batch}: {rows} rows in" in shown
+    assert "streaming models" in shown and "counted_readings" in shown.split("streaming models")[1]
+
+    recorded = spark.sql(
+        "select batch_id, num_input_rows, model, batch_duration_ms from default._stream_progress "
+        "where query_name = 'progress.counted_readings' order by batch_id"
+    ).collect()
+    assert [(r.batch_id, r.num_input_rows) for r in recorded] == list(enumerate(ROWS_PER_FILE))
+    assert {r.model for r in recorded} == {"counted_readings"}
+    assert all(r.batch_duration_ms > 0 for r in recorded)
+
+    land(lakehouse, "readings-3.json", range(start, start + 5), time.time())
+    assert dbt("run", project_dir=project).success
+    latest = spark.sql(
+        "select batch_id, num_input_rows from default._stream_progress "
+        "where query_name = 'progress.counted_readings' order by batch_id desc limit 1"
+    ).first()
+    assert (latest.batch_id, latest.num_input_rows) == (3, 5)
+
+
+def test_progress_older_than_the_retention_is_deleted(spark, monkeypatch):
+    table = "progress_retention._stream_progress"
+    monkeypatch.setenv(progress_table.TABLE_VARIABLE, table)
+    monkeypatch.setenv(progress_table.RETENTION_VARIABLE, "7")
+    spark.sql("create schema if not exists progress_retention")
+
+    def batch(batch_id: int, days_ago: float) -> dict:
+        at = datetime.now(timezone.utc) - timedelta(days=days_ago)
+        return {"name": "s.m", "id": "q", "runId": "r", "batchId": batch_id,
+                "timestamp": at.isoformat().replace("+00:00", "Z"), "numInputRows": 1,
+                "durationMs": {"addBatch": 5, "triggerExecution": 9}}
+
+    progress_table.append(spark, [progress_table.progress_row(batch(0, 30)),
+                                  progress_table.progress_row(batch(1, 8))])
+    recorder = ProgressRecorder()
+    recorder.record(batch(2, 0.1))
+    recorder.record(batch(3, 6.9))
+
+    assert recorder.flush(spark) == 2
+
+    kept = [r.batch_id for r in spark.sql(f"select batch_id from {table} order by batch_id").collect()]
+    assert kept == [2, 3]

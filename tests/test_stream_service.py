@@ -1,0 +1,140 @@
+"""The always-on service: `service start` keeps the streaming models running, `service status`
+lists them from another process, a query that fails is restarted and the failure logged,
+`service stop` stops everything cleanly.
+
+The service runs as its own process on a lakehouse of its own (the embedded metastore admits one
+process). Failure is injected through a control Delta table the model joins each micro-batch:
+while it says fail, every batch of the model raises; the test flips it back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from python_runners.lakehouse import REPO_ROOT, Lakehouse
+from streaming_projects import write_streaming_project
+
+TIMEOUT = 300
+QUERY = "served.checked_events"
+
+SOURCES = """
+version: 2
+sources:
+  - name: files
+    tables:
+      - name: events
+        meta:
+          stream:
+            format: json
+            path: service_events
+            schema: "id int"
+"""
+
+MODEL = """
+select e.id
+from {{ source('files', 'events') }} as e
+cross join delta.`{{ env_var('CONTROL_TABLE') }}` as c
+where if(c.fail, cast(raise_error('injected failure') as boolean), true)
+"""
+
+
+class Service:
+    def __init__(self, project: Path, env: dict, log: Path):
+        self.env, self.log = env, log
+        with open(log, "w", encoding="utf-8") as out:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "python_runners", "service", "start",
+                 "--trigger", "1 second", "--project-dir", str(project)],
+                env=env, stdout=out, stderr=subprocess.STDOUT, cwd=REPO_ROOT,
+            )
+
+    def command(self, action: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "python_runners", "service", action],
+                              env=self.env, capture_output=True, text=True, timeout=TIMEOUT, cwd=REPO_ROOT)
+
+    def output(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+    def wait_for(self, what: str, condition) -> None:
+        deadline = time.monotonic() + TIMEOUT
+        while not condition():
+            assert self.process.poll() is None, f"the service exited before {what}:\n{self.output()[-4000:]}"
+            assert time.monotonic() < deadline, f"no {what} within {TIMEOUT} s:\n{self.output()[-4000:]}"
+            time.sleep(0.2)
+
+
+def set_control(spark, path: str, fail: bool) -> None:
+    spark.createDataFrame([(fail,)], "fail boolean").write.format("delta").mode("overwrite").save(path)
+
+
+def land(folder: Path, name: str, ids: range) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    hidden = folder / f".{name}"
+    hidden.write_text("".join(json.dumps({"id": i}) + "\n" for i in ids))
+    os.replace(hidden, folder / name)
+
+
+@pytest.fixture
+def service_setup(tmp_path, spark):
+    (tmp_path / "project").mkdir()
+    project = write_streaming_project(tmp_path / "project", "service_project", "served",
+                                      {"checked_events": MODEL})
+    (project / "models" / "sources.yml").write_text(SOURCES)
+    (project / "dbt_project.yml").write_text(
+        (project / "dbt_project.yml").read_text() + 'on-run-end:\n  - "{{ serve_streaming_queries() }}"\n'
+    )
+    control = str(tmp_path / "control")
+    set_control(spark, control, fail=False)
+    env = {**os.environ, "LAKEHOUSE_DIR": str(tmp_path / "lakehouse"), "SPARK_SHUFFLE_PARTITIONS": "2",
+           "CONTROL_TABLE": control}
+    return project, env, control, Lakehouse.from_env(env)
+
+
+def test_the_service_serves_reports_restarts_a_failed_query_and_stops(spark, tmp_path, service_setup):
+    project, env, control, lakehouse = service_setup
+    landing = Path(lakehouse.landing) / "service_events"
+    table = f"{lakehouse.warehouse}/served.db/checked_events"
+    land(landing, "a.json", range(5))
+
+    service = Service(project, env, tmp_path / "service.log")
+    try:
+        service.wait_for("serving", lambda: "Serving 1 streaming queries" in service.output())
+        status = service.command("status")
+        assert status.returncode == 0, status.stdout + status.stderr
+        assert "service: serving" in status.stdout
+        assert f"{QUERY}: active, restarts 0" in status.stdout
+
+        set_control(spark, control, fail=True)
+        land(landing, "b.json", range(5, 10))
+        service.wait_for("a logged failure", lambda: f"Query {QUERY} failed: " in service.output())
+        assert "injected failure" in service.output().split(f"Query {QUERY} failed: ")[1].splitlines()[0]
+
+        set_control(spark, control, fail=False)
+        service.wait_for("the restarted query's rows", lambda: spark.read.format("delta").load(table).count() >= 10)
+        assert f"Query {QUERY} restarted" in service.output()
+        status = service.command("status")
+        assert "restarts 0" not in status.stdout and "last failure: " in status.stdout
+        assert "injected failure" in status.stdout
+
+        stopped = service.command("stop")
+        assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+        assert service.process.wait(timeout=TIMEOUT) == 0, service.output()[-4000:]
+    finally:
+        if service.process.poll() is None:
+            service.process.kill()
+            service.process.wait()
+
+    assert "service: stopped" in service.command("status").stdout
+    ids = Counter(row.id for row in spark.read.format("delta").load(table).collect())
+    assert ids == Counter(range(10))  # the failed batch was written once, after the restart
+    progress = spark.read.format("delta").load(f"{lakehouse.warehouse}/_stream_progress")
+    recorded = progress.where(f"query_name = '{QUERY}'").groupBy().sum("num_input_rows").first()[0]
+    assert recorded == 10  # failed attempts ran no batch; each row counted once

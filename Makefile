@@ -12,7 +12,7 @@ KAFKA_JARS := .jars-kafka-broker/.complete
 KILLS ?= 20
 SEED ?= 1
 
-.PHONY: setup kafka-jars run lint test chaos bench-modes clean
+.PHONY: setup kafka-jars run lint test serve status stop chaos bench-modes clean
 
 setup: $(INSTALLED) $(JARS) $(KAFKA_JARS)
 
@@ -46,6 +46,18 @@ lint: $(INSTALLED)
 
 test: setup lint
 	$(BIN)/python -m pytest
+
+# Always-on: every streaming model with a processing-time trigger (TRIGGER), failed queries
+# restarted with backoff; `make status` and `make stop` from another shell.
+TRIGGER ?= 5 seconds
+serve: setup
+	$(BIN)/python -m python_runners service start --trigger "$(TRIGGER)"
+
+status: $(INSTALLED)
+	$(BIN)/python -m python_runners service status
+
+stop: $(INSTALLED)
+	$(BIN)/python -m python_runners service stop
 
 # SIGKILL the always-on pipeline KILLS times while data lands, then check every record and gold.
 chaos: setup

@@ -22,6 +22,8 @@ def batch_fields(progress: dict) -> tuple[str, str, str, str, str, str]:
     rate = progress.get("processedRowsPerSecond")
     duration_ms = int((progress.get("durationMs") or {}).get("triggerExecution") or 0)
     watermark = (progress.get("eventTime") or {}).get("watermark")
+    if watermark and watermark.startswith("1970-01-01T00:00:00"):
+        watermark = None  # Spark's starting value: no event seen yet
     return (
         progress.get("name") or progress.get("id") or "?",
         str(progress.get("batchId")),

@@ -12,7 +12,7 @@ KAFKA_JARS := .jars-kafka-broker/.complete
 KILLS ?= 20
 SEED ?= 1
 
-.PHONY: setup kafka-jars run lint test serve status stop chaos bench-modes clean
+.PHONY: setup kafka-jars run lint test serve status stop report chaos bench-modes clean
 
 setup: $(INSTALLED) $(JARS) $(KAFKA_JARS)
 
@@ -58,6 +58,10 @@ status: $(INSTALLED)
 
 stop: $(INSTALLED)
 	$(BIN)/python -m python_runners service stop
+
+# Throughput and batch duration per model over time, from the progress table (PNG and HTML).
+report: setup
+	$(BIN)/python -m python_runners.progress_report
 
 # SIGKILL the always-on pipeline KILLS times while data lands, then check every record and gold.
 chaos: setup

@@ -1,6 +1,6 @@
 """The always-on service's status file: which queries run, their restarts and last progress.
 
-Written by the serving process every poll, read by `python -m python_runners service status` from
+Written by the serving process every 2 seconds, read by `python -m python_runners service status` from
 any other process (the embedded metastore admits one process, a file does not).
 """
 
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from python_runners.lakehouse import Lakehouse
+from python_runners.progress_table import ran_a_batch
 
 
 def status_path(lakehouse: Lakehouse) -> Path:
@@ -51,7 +52,9 @@ def read(lakehouse: Lakehouse) -> Optional[dict]:
 
 
 def _query_status(served: Any) -> dict:
-    progress = served.query.lastProgress or {}
+    # lastProgress may be an idle trigger's (no batch run); show the last batch that ran.
+    batches = [p for p in served.query.recentProgress or [] if ran_a_batch(p)]
+    progress = batches[-1] if batches else {}
     return {
         "name": served.name,
         "active": bool(served.query.isActive),

@@ -25,6 +25,7 @@ from python_runners.streaming_errors import StreamingModelError, root_cause
 
 POLL_SECONDS = 0.5
 FLUSH_SECONDS = 10.0
+STATUS_SECONDS = 2.0
 FIRST_BACKOFF_SECONDS = 1.0
 MAX_BACKOFF_SECONDS = 60.0
 MAX_FAILURES_IN_A_ROW = 5
@@ -62,12 +63,15 @@ def serve_until_stopped(spark: SparkSession, log: Log = print) -> list[str]:
     log(f"Serving {len(queries)} streaming queries ({', '.join(q.name for q in queries)}); "
         "press Ctrl-C or send SIGTERM to stop them after their current batch.")
     next_flush = time.monotonic() + FLUSH_SECONDS
+    next_status = time.monotonic()
     try:
         with live_progress.shown():
             while not stop_requested.is_set():
                 for served in queries:
                     _supervise(spark, served, log)
-                status.write(queries)
+                if time.monotonic() >= next_status:
+                    status.write(queries)
+                    next_status = time.monotonic() + STATUS_SECONDS
                 if time.monotonic() >= next_flush:
                     _flush(spark, recorder, log)
                     next_flush = time.monotonic() + FLUSH_SECONDS

@@ -22,7 +22,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from py4j.protocol import Py4JJavaError
 
-from python_runners import delta_tables, hadoop_fs
+from python_runners import delta_tables, hadoop_fs, streaming_catalog
 from python_runners.lakehouse import Lakehouse
 from python_runners.load_log import Load, LoadLog
 from python_runners.stream_sources import FILE_FORMATS, StreamSource, source_frame
@@ -107,6 +107,8 @@ def run_copy_into(spark: SparkSession, copy: CopyInto, lakehouse: Lakehouse) -> 
     elif not spark.catalog.tableExists(copy.target_table):
         _create_empty_table(spark, copy, lakehouse)
 
+    if spark.catalog.tableExists(copy.target_table):
+        streaming_catalog.record(spark, copy.target_table, _properties(copy))
     redone_paths = {f.path for f in redone.files} if redone is not None else set()
     return CopySummary(
         files_loaded=files_loaded,
@@ -129,7 +131,7 @@ def _write_load(
         frame = spark.sql(copy.sql)
         version_before = delta_tables.current_version(spark, copy.target_table)
         delta_tables.create_if_missing(
-            spark, copy.target_table, frame.schema, copy.partition_by, copy.table_properties
+            spark, copy.target_table, frame.schema, copy.partition_by, _properties(copy)
         )
         writer = (
             frame.write.format("delta").mode("append")
@@ -154,8 +156,12 @@ def _create_empty_table(spark: SparkSession, copy: CopyInto, lakehouse: Lakehous
     empty.createOrReplaceTempView(copy.source_view)
     frame = spark.sql(copy.sql)
     delta_tables.create_if_missing(
-        spark, copy.target_table, frame.schema, copy.partition_by, copy.table_properties
+        spark, copy.target_table, frame.schema, copy.partition_by, _properties(copy)
     )
+
+
+def _properties(copy: CopyInto) -> dict[str, str]:
+    return {**copy.table_properties, "copy_into.load_log": copy.load_log}
 
 
 def _check_log_matches_table(spark: SparkSession, copy: CopyInto, loads: list[Load]) -> None:

@@ -49,9 +49,11 @@ def batch_line(progress: dict) -> str:
 class LiveProgress:
     """Receives each batch's progress (from any thread) and shows it."""
 
-    def __init__(self, out: Optional[IO[str]] = None, live: Optional[bool] = None):
+    def __init__(self, out: Optional[IO[str]] = None, live: Optional[bool] = None,
+                 width: Optional[int] = None):
         self._out = out  # None: whatever sys.stdout is at the time
         self._live_wanted = live
+        self._width = width  # None: the terminal's
         self._latest: dict[str, tuple] = {}
         self._lock = threading.RLock()
         self._live: Optional[Live] = None
@@ -60,7 +62,7 @@ class LiveProgress:
     def __enter__(self) -> "LiveProgress":
         with self._lock:
             self._showing += 1
-            console = Console(file=self._out)
+            console = Console(file=self._out, width=self._width)
             wanted = console.is_terminal if self._live_wanted is None else self._live_wanted
             if self._showing == 1 and wanted:
                 self._latest.clear()
@@ -88,7 +90,8 @@ class LiveProgress:
     def _table(self) -> Table:
         table = Table(title="streams", title_justify="left")
         for column in COLUMNS:
-            table.add_column(column, justify="left" if column in ("stream", "watermark") else "right")
+            table.add_column(column, justify="left" if column in ("stream", "watermark") else "right",
+                             no_wrap=True)
         for fields in self._latest.values():
             table.add_row(*fields)
         return table

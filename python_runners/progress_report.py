@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import html
 import io
+import math
 import statistics
 import sys
 from collections import defaultdict
@@ -36,7 +37,7 @@ class NoProgressError(RuntimeError):
 
 
 def read_progress(location: str, since_hours: Optional[float] = None) -> list[dict]:
-    """The batches in the progress table at `location`, oldest first."""
+    """The batches in the progress table at `location`, oldest first, times in UTC."""
     from delta.tables import DeltaTable
 
     spark = _reader_session()
@@ -50,9 +51,12 @@ def read_progress(location: str, since_hours: Optional[float] = None) -> list[di
         since = datetime.now(timezone.utc) - timedelta(hours=since_hours)
         frame = frame.where(frame.batch_timestamp >= since)
     rows = [row.asDict() for row in frame.select(*COLUMNS).orderBy("batch_timestamp").collect()]
+    for row in rows:
+        # pyspark gives naive datetimes in this process's local zone; the chart is in UTC
+        row["batch_timestamp"] = row["batch_timestamp"].astimezone(timezone.utc)
     if not rows:
         raise NoProgressError(
-            f"The progress table at {location} has no batches"
+            f"The progress table {progress_table.table_name()} at {location} has no batches"
             f"{f' in the last {since_hours:g} hours' if since_hours else ''}. Run the streaming "
             f"models (`dbt run`) and try again."
         )
@@ -131,7 +135,7 @@ def summary(rows: Sequence[dict]) -> list[dict]:
             "batches": len(batches),
             "rows_in": sum(b["num_input_rows"] for b in batches),
             "median_batch_ms": statistics.median(durations),
-            "p95_batch_ms": durations[min(len(durations) - 1, int(0.95 * len(durations)))],
+            "p95_batch_ms": durations[math.ceil(0.95 * len(durations)) - 1],  # nearest rank
             "median_rows_per_second": round(statistics.median(rows_per_second(b) for b in batches), 1),
         })
     return result

@@ -11,7 +11,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 from py4j.protocol import Py4JJavaError
 
-from python_runners import checkpoints, delta_tables, live_progress, stream_progress
+from python_runners import checkpoints, delta_tables, live_progress, stream_progress, streaming_catalog
 from python_runners.event_time import Dedupe
 from python_runners.merge_writes import merge_writer
 from python_runners.streaming_errors import StreamingModelError, explain
@@ -33,6 +33,7 @@ class StreamingWrite:
     dedupe: Dedupe | None = None
     unique_key: Sequence[str] = ()
     append_new_columns: bool = False  # on_schema_change: append_new_columns
+    documented: Mapping[str, str] = field(default_factory=dict)  # table properties for the docs
 
     @property
     def query_name(self) -> str:
@@ -78,6 +79,9 @@ def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSum
             raise explain(write.model, error) from None
         progress.wait_until_heard(catch_up)
     written = delta_tables.rows_written_since(spark, write.target_table, version_before)
+    # A new table has them from its creation; an older one gets them (or changes) here, between
+    # the two queries, while nothing writes the table.
+    streaming_catalog.record(spark, write.target_table, write.documented)
     summary = summarise(write.model, catch_up, written, time.monotonic() - started)
     if write.trigger.runs_until_caught_up:
         return summary
@@ -113,7 +117,8 @@ def start_streaming_write(spark: SparkSession, write: StreamingWrite) -> Streami
     checkpoints.check_matches_table(spark, write.model, write.target_table, write.checkpoint)
     try:
         delta_tables.create_if_missing(
-            spark, write.target_table, frame.schema, write.partition_by, write.table_properties
+            spark, write.target_table, frame.schema, write.partition_by,
+            {**write.table_properties, **write.documented},
         )
         writer = (
             frame.writeStream.queryName(write.query_name)

@@ -3,43 +3,107 @@
 from __future__ import annotations
 
 import re
+import statistics
+import uuid
 from datetime import datetime, timedelta, timezone
+
+import pytest
 
 from python_runners import progress_report, progress_table
 
-MODELS = {"bronze_events": 100, "silver_events": 80, "gold_totals": 60}  # rows per batch
-BATCHES = 4
+# Two `dbt run`s ten minutes apart: (rows in, trigger duration in ms) of each model's batches.
+FIRST_RUN = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(minutes=20)
+SECOND_RUN = FIRST_RUN + timedelta(minutes=10)
+BATCHES = {
+    "bronze.bronze_recordings": [(120, 2460), (118, 1830), (131, 1710), (240, 2950), (124, 1990)],
+    "silver.silver_recordings": [(120, 3310), (118, 2740), (131, 2650), (240, 4120), (124, 2880)],
+    "gold.device_counts": [(120, 3940), (118, 3120), (131, 3300), (240, 5210), (124, 3050)],
+}
+STATEFUL = {"gold.device_counts"}
 
 
-def progress(model: str, batch: int, rows: int, at: datetime) -> dict:
+def progress(query: str, batch_id: int, rows: int, duration_ms: int, at: datetime) -> dict:
+    """A StreamingQueryProgress as Spark reports it (as JSON) for a file source into Delta."""
     return {
-        "name": f"layer.{model}", "id": f"id-{model}", "runId": f"run-{model}", "batchId": batch,
-        "timestamp": at.isoformat().replace("+00:00", "Z"), "numInputRows": rows,
-        "processedRowsPerSecond": rows / 0.5, "durationMs": {"addBatch": 400, "triggerExecution": 500 + batch},
+        "id": str(uuid.uuid5(uuid.NAMESPACE_URL, query)),
+        "runId": str(uuid.uuid4()),
+        "name": query,
+        "timestamp": at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "batchId": batch_id,
+        "batchDuration": duration_ms,
+        "numInputRows": rows,
+        "inputRowsPerSecond": rows / 30.0,
+        "processedRowsPerSecond": rows / (duration_ms / 1000),
+        "durationMs": {
+            "addBatch": duration_ms - 190, "commitOffsets": 45, "getBatch": 3,
+            "latestOffset": 22, "queryPlanning": 85, "triggerExecution": duration_ms, "walCommit": 35,
+        },
+        "stateOperators": [{
+            "operatorName": "stateStoreSave", "numRowsTotal": 12, "numRowsUpdated": 12,
+            "numRowsDroppedByWatermark": 0,
+        }] if query in STATEFUL else [],
+        "sources": [{"description": "FileStreamSource[file:/lakehouse/landing/recordings]",
+                     "numInputRows": rows}],
+        "sink": {"description": f"DeltaSink[{query}]", "numOutputRows": -1},
     }
+
+
+def progress_rows() -> list[tuple]:
+    rows = []
+    for query, batches in BATCHES.items():
+        for batch_id, (rows_in, duration_ms) in enumerate(batches):
+            run, index = (FIRST_RUN, batch_id) if batch_id < 3 else (SECOND_RUN, batch_id - 3)
+            at = run + timedelta(seconds=30 * index)
+            rows.append(progress_table.progress_row(progress(query, batch_id, rows_in, duration_ms, at)))
+    return rows
+
+
+def summary_cells(page: str, model: str) -> list[float]:
+    """batches, rows in, median batch ms, p95 batch ms, median rows/s of the model's table row."""
+    cells = re.search(rf"<tr><td>{model}</td>(.*?)</tr>", page).group(1)
+    return [float(value) for value in re.findall(r"<td>([^<]*)</td>", cells)]
 
 
 def test_the_report_draws_one_series_per_model(spark, monkeypatch, tmp_path):
     monkeypatch.setenv(progress_table.TABLE_VARIABLE, "report_test._stream_progress")
     spark.sql("create schema if not exists report_test")
-    start = datetime.now(timezone.utc) - timedelta(minutes=10)
-    progress_table.append(spark, [
-        progress_table.progress_row(progress(model, batch, rows, start + timedelta(seconds=30 * batch)))
-        for model, rows in MODELS.items() for batch in range(BATCHES)
-    ])
+    yesterday = progress("bronze.bronze_recordings", 99, 5000, 60_000, FIRST_RUN - timedelta(days=1))
+    progress_table.append(spark, [*progress_rows(), progress_table.progress_row(yesterday)])
 
-    assert progress_report.main(["--out", str(tmp_path)]) == 0
+    assert progress_report.main(["--out", str(tmp_path), "--since-hours", "1"]) == 0
 
     png = (tmp_path / "stream_progress.png").read_bytes()
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 10_000
     page = (tmp_path / "stream_progress.html").read_text()
+    assert page.count("<svg") == 1
+    models = sorted(query.split(".")[1] for query in BATCHES)
     for panel in ("rate", "duration"):
-        assert sorted(re.findall(rf'id="{panel}:([^"]+)"', page)) == sorted(MODELS)
-    for model, rows in MODELS.items():
-        cells = re.search(rf"<tr><td>{model}</td>(.*?)</tr>", page).group(1)
-        values = re.findall(r"<td>([^<]*)</td>", cells)
-        # batches, rows in, median batch ms, p95 batch ms, median rows/s
-        assert values == [str(BATCHES), str(rows * BATCHES), "501.5", "503", f"{rows / 0.5:.1f}"]
+        assert sorted(re.findall(rf'<g id="{panel}:([^"]+)"', page)) == models
+    for query, batches in BATCHES.items():  # yesterday's batch is older than --since-hours
+        durations = [duration_ms for _, duration_ms in batches]
+        rates = [rows_in / (duration_ms / 1000) for rows_in, duration_ms in batches]
+        assert summary_cells(page, query.split(".")[1]) == pytest.approx([
+            len(batches),
+            sum(rows_in for rows_in, _ in batches),
+            statistics.median(durations),
+            max(durations),  # the 95th percentile (nearest rank) of five batches is the slowest
+            statistics.median(rates),
+        ], abs=0.05)
+
+
+def test_a_batch_without_a_rate_gets_one_from_its_rows_and_duration(tmp_path):
+    at = datetime(2026, 11, 22, 10, 0, tzinfo=timezone.utc)
+    rows = [
+        {"model": "silver_recordings", "batch_timestamp": at, "num_input_rows": 500,
+         "processed_rows_per_second": None, "batch_duration_ms": 2000},
+        {"model": "silver_recordings", "batch_timestamp": at + timedelta(seconds=30),
+         "num_input_rows": 0, "processed_rows_per_second": None, "batch_duration_ms": 0},
+    ]
+
+    png, page = progress_report.write_report(rows, tmp_path)  # no Spark needed
+
+    assert png.read_bytes().startswith(b"\x89PNG")
+    assert summary_cells(page.read_text(), "silver_recordings") == [2, 500, 1000, 2000, 125.0]
 
 
 def test_no_progress_table_says_what_to_do(spark, monkeypatch, tmp_path, capsys):
@@ -47,5 +111,20 @@ def test_no_progress_table_says_what_to_do(spark, monkeypatch, tmp_path, capsys)
 
     assert progress_report.main(["--out", str(tmp_path)]) == 1
 
-    assert "Run the streaming models first" in capsys.readouterr().err
+    message = capsys.readouterr().err
+    assert "report_missing._stream_progress" in message and "`dbt run`" in message
+    assert not (tmp_path / "stream_progress.png").exists()
+
+
+def test_an_empty_progress_table_says_what_to_do(spark, monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv(progress_table.TABLE_VARIABLE, "report_empty._stream_progress")
+    spark.sql("create schema if not exists report_empty")
+    empty = spark.createDataFrame([], progress_table.SCHEMA)
+    empty.write.format("delta").saveAsTable("report_empty._stream_progress")
+
+    assert progress_report.main(["--out", str(tmp_path)]) == 1
+
+    message = capsys.readouterr().err
+    assert "report_empty._stream_progress" in message and "has no batches" in message
+    assert "`dbt run`" in message
     assert not (tmp_path / "stream_progress.png").exists()

@@ -3,6 +3,7 @@ table; old progress removed after the retention period."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import time
@@ -13,6 +14,7 @@ import pytest
 
 from dbt_results import failure_messages
 from python_runners import progress_table
+from python_runners.live_progress import LiveProgress
 from python_runners.stream_progress import ProgressRecorder
 from streaming_projects import write_streaming_project
 
@@ -109,3 +111,24 @@ def test_progress_older_than_the_retention_is_deleted(spark, monkeypatch):
 
     kept = [r.batch_id for r in spark.sql(f"select batch_id from {table} order by batch_id").collect()]
     assert kept == [2, 3]
+
+
+def test_on_a_terminal_each_stream_is_one_row_redrawn_with_its_latest_batch():
+    screen = io.StringIO()
+    display = LiveProgress(out=screen, live=True, width=120)
+
+    with display:
+        for batch, rows in enumerate(ROWS_PER_FILE):
+            display.batch({"name": "silver.readings", "batchId": batch, "numInputRows": rows,
+                           "processedRowsPerSecond": 12.5, "durationMs": {"addBatch": 1, "triggerExecution": 640},
+                           "eventTime": {"watermark": "2026-11-22T09:00:00.000Z"}})
+        display.batch({"name": "gold.totals", "batchId": 7, "numInputRows": 9,
+                       "durationMs": {"addBatch": 1, "triggerExecution": 90}})
+
+    final = screen.getvalue().split("streams")[-1]  # the last redraw
+    assert "progress silver.readings" not in screen.getvalue()  # a table, not lines
+    readings = next(line for line in final.splitlines() if "silver.readings" in line)
+    assert [cell.strip() for cell in readings.strip("│ ").split("│")] == [
+        "silver.readings", "2", "4", "12", "0.64 s", "2026-11-22 09:00:00Z",
+    ]
+    assert any("gold.totals" in line and "│     7 │" in line for line in final.splitlines())

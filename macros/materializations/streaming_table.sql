@@ -44,7 +44,8 @@
         settings.tblproperties,
         settings.dedupe,
         settings.unique_key,
-        settings.append_new_columns
+        settings.append_new_columns,
+        settings.model_trigger
     ) -%}
     {%- do store_raw_result(
         name='main', message=summary['message'], code='STREAMED', rows_affected=summary['input_rows']

@@ -34,6 +34,7 @@
     {{ return({
         'output_mode': output_mode,
         'trigger': streaming_trigger(),
+        'model_trigger': streaming_trigger(run_wide=false),
         'checkpoint': checkpoint,
         'partition_by': partition_by or [],
         'tblproperties': config.get('tblproperties', {}),
@@ -47,13 +48,13 @@
 
 {#
   The trigger as a one-key mapping. Accepted forms, in config or in --vars '{stream_trigger: ...}'
-  (the var wins, for a whole run):
+  (the var wins, for a whole run; run_wide=false: the model's own, which the docs show beside it):
     {'available_now': true} | {'once': true} | {'processing_time': '4 seconds'}
     'available_now' | 'once' | '4 seconds'
 #}
-{% macro streaming_trigger() %}
-    {%- set configured = var('stream_trigger', none) or config.get('trigger', none)
-        or {'available_now': true} -%}
+{% macro streaming_trigger(run_wide=true) %}
+    {%- set configured = (var('stream_trigger', none) if run_wide else none)
+        or config.get('trigger', none) or {'available_now': true} -%}
     {%- set allowed = "{'available_now': true}, {'once': true} or {'processing_time': '<n> seconds'}" -%}
 
     {%- if configured is string -%}

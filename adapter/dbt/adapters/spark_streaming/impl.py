@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from dbt.adapters.base.impl import AdapterTrackingRelationInfo
 from dbt.adapters.base.meta import available
@@ -22,6 +22,7 @@ from python_runners.stream_sources import (
     StreamSourceConfigError,
     register_source_view,
 )
+from python_runners.streaming_catalog import catalog_stats, describe_trigger, table_properties
 from python_runners.streaming_errors import StreamingModelError
 from python_runners.streaming_writes import StreamingWrite, run_streaming_write
 from python_runners.triggers import Trigger
@@ -43,6 +44,18 @@ class SparkStreamingAdapter(SparkAdapter):
             adapter_version=version,
             model_adapter_details=cls._get_adapter_specific_run_info(config),
         )
+
+    def _get_columns_for_catalog(self, relation: Any) -> Iterable[dict]:
+        """dbt-spark's catalog columns, plus a streaming model's output mode, trigger and checkpoint."""
+        columns = list(super()._get_columns_for_catalog(relation))
+        if columns and relation.type == "table":
+            try:
+                stats = catalog_stats(table_properties(self._spark(), relation.render()))
+            except Exception:  # not a Delta table, or unreadable: the docs show what dbt-spark found
+                stats = {}
+            for column in columns:
+                column.update(stats)
+        return columns
 
     def _spark(self):
         credentials = self.config.credentials
@@ -88,6 +101,7 @@ class SparkStreamingAdapter(SparkAdapter):
         dedupe: Optional[Mapping[str, Any]] = None,
         unique_key: Any = None,
         append_new_columns: bool = False,
+        model_trigger: Optional[Mapping[str, Any]] = None,
     ) -> dict:
         try:
             dedupe_config = Dedupe.from_config(model, dedupe)
@@ -105,6 +119,13 @@ class SparkStreamingAdapter(SparkAdapter):
             dedupe=dedupe_config,
             unique_key=(unique_key,) if isinstance(unique_key, str) else tuple(unique_key or ()),
             append_new_columns=append_new_columns,
+            documented={
+                "streaming.output_mode": output_mode,
+                "streaming.trigger": describe_trigger(
+                    Trigger.from_config(trigger), Trigger.from_config(model_trigger or trigger)
+                ),
+                "streaming.checkpoint": checkpoint,
+            },
         )
         try:
             summary = run_streaming_write(self._spark(), write)

@@ -1,0 +1,99 @@
+"""`dbt docs generate` works, and its catalog shows each streaming model's output mode, trigger and
+checkpoint (and a copy_into model's load log), as recorded on the model's Delta table."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbt_results import failure_messages
+from python_runners.streaming_catalog import table_properties
+from streaming_projects import write_streaming_project
+
+SOURCES = """
+version: 2
+sources:
+  - name: files
+    tables:
+      - name: docs_events
+        meta:
+          stream:
+            format: json
+            path: docs_events
+            schema: "id int, kind string"
+"""
+
+MODELS = {
+    "appended_events": "select id, kind from {{ source('files', 'docs_events') }}",
+    "kind_totals": (
+        "{{ config(output_mode='complete', trigger={'processing_time': '1 minute'}) }}\n"
+        "select kind, count(*) as events from stream({{ ref('appended_events') }}) group by kind"
+    ),
+    "copied_events": (
+        "{{ config(materialized='copy_into') }}\n"
+        "select id, kind from {{ source('files', 'docs_events') }}"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory, spark, lakehouse):
+    root = tmp_path_factory.mktemp("docs_project")
+    write_streaming_project(root, "docs_project", "documented", MODELS)
+    (root / "models" / "sources.yml").write_text(SOURCES)
+    return str(root)
+
+
+def stats(catalog, model: str) -> dict:
+    node = catalog.nodes[f"model.docs_project.{model}"]
+    return {stat.label: stat.value for stat in node.stats.values() if stat.include}
+
+
+def test_docs_show_output_mode_trigger_and_checkpoint(dbt, project, spark, lakehouse):
+    landing = lakehouse.landing_path("docs_events")
+    spark.createDataFrame([(1, "a"), (2, "b"), (3, "a")], "id int, kind string").write.mode("overwrite").json(landing)
+
+    # The docs show the trigger the run wrote the table with and, when a run-wide one replaced
+    # the model's own, that one too.
+    run = dbt("run", "--vars", "{stream_trigger: available_now}", project_dir=project)
+    assert run.success, failure_messages(run)
+    docs = dbt("docs", "generate", project_dir=project)
+    assert docs.success, failure_messages(docs)
+
+    catalog = docs.result
+    assert stats(catalog, "appended_events") == {
+        "Output mode": "append",
+        "Trigger": "available now",
+        "Checkpoint": lakehouse.checkpoint_path("documented/appended_events"),
+    }
+    assert stats(catalog, "kind_totals") == {
+        "Output mode": "complete",
+        "Trigger": (
+            "available now (run-wide, from --vars stream_trigger; "
+            "the model's own: processing time, every 1 minute)"
+        ),
+        "Checkpoint": lakehouse.checkpoint_path("documented/kind_totals"),
+    }
+    assert stats(catalog, "copied_events") == {
+        "Load log": lakehouse.checkpoint_path("documented/copied_events"),
+    }
+    columns = catalog.nodes["model.docs_project.kind_totals"].columns
+    assert set(columns) == {"kind", "events"}
+
+    # A property is set when the table is created or when its value changes: a Delta commit,
+    # so never once per run.
+    assert property_commits(spark) == {"appended_events": 0, "kind_totals": 0, "copied_events": 0}
+    for _ in range(2):
+        rerun = dbt("run", "--vars", "{stream_trigger: once}", project_dir=project)
+        assert rerun.success, failure_messages(rerun)
+        assert property_commits(spark) == {"appended_events": 1, "kind_totals": 1, "copied_events": 0}
+    assert table_properties(spark, "documented.appended_events")["streaming.trigger"] == (
+        "once (run-wide, from --vars stream_trigger; the model's own: available now)"
+    )
+
+
+def property_commits(spark) -> dict[str, int]:
+    return {
+        model: spark.sql(f"describe history documented.{model}")
+        .where("operation = 'SET TBLPROPERTIES'").count()
+        for model in ("appended_events", "kind_totals", "copied_events")
+    }

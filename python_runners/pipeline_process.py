@@ -58,12 +58,29 @@ class PipelineProcess:
         while _members(group):
             time.sleep(0.05)
 
+    def kill_on_delta_commit(self, table: Path, commits_before: int, timeout: float) -> None:
+        """SIGKILL the tree the moment `table` has more than `commits_before` commits (polled
+        every 5 ms), i.e. right after the run's write committed, before what follows it."""
+        deadline = time.monotonic() + timeout
+        while delta_commits(table) == commits_before:
+            if self.has_exited():
+                raise RuntimeError(f"the run ended before it could be killed:\n{self.log_tail()}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no Delta commit to {table} within {timeout} s:\n{self.log_tail()}")
+            time.sleep(0.005)
+        self.kill_tree()
+
     def log_contains(self, text: str) -> bool:
         return text in self.log_path.read_text(encoding="utf-8", errors="replace")
 
     def log_tail(self, lines: int = 40) -> str:
         text = self.log_path.read_text(encoding="utf-8", errors="replace")
         return "\n".join(text.splitlines()[-lines:])
+
+
+def delta_commits(table: Path) -> int:
+    log = table / "_delta_log"
+    return len(list(log.glob("*.json"))) if log.exists() else 0
 
 
 def _members(group: int) -> list[int]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -20,7 +19,7 @@ import pytest
 from dbt_results import failure_messages, node_results
 from python_runners import copy_into
 from python_runners.load_log import LoadLog
-from python_runners.pipeline_process import PipelineProcess
+from python_runners.pipeline_process import PipelineProcess, delta_commits
 from streaming_projects import write_streaming_project
 
 SCHEMA = "copied"
@@ -182,11 +181,6 @@ def test_a_lost_load_log_stops_the_run_and_full_refresh_loads_everything_again(
     assert id_counts(spark, model) == Counter(range(50))
 
 
-def delta_versions(table: Path) -> int:
-    log = table / "_delta_log"
-    return len(list(log.glob("*.json"))) if log.exists() else 0
-
-
 def test_a_run_killed_on_its_table_commit_is_finished_by_the_next(spark, tmp_path):
     (tmp_path / "project").mkdir()
     project = write_streaming_project(
@@ -206,14 +200,9 @@ def test_a_run_killed_on_its_table_commit_is_finished_by_the_next(spark, tmp_pat
     assert first.wait(TIMEOUT) == 0, first.log_tail()
 
     land_files(folder, range(2, 6))
-    versions_before = delta_versions(table)
+    commits_before = delta_commits(table)
     killed = dbt_run("killed")
-    deadline = time.monotonic() + TIMEOUT
-    while delta_versions(table) == versions_before:
-        assert not killed.has_exited(), f"the run ended before it could be killed:\n{killed.log_tail()}"
-        assert time.monotonic() < deadline, f"no Delta commit within {TIMEOUT} s:\n{killed.log_tail()}"
-        time.sleep(0.005)
-    killed.kill_tree()
+    killed.kill_on_delta_commit(table, commits_before, TIMEOUT)
     assert not killed.log_contains("COPIED"), "the kill came after the run had finished"
 
     again = dbt_run("again")

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
 
-from python_runners.pipeline_process import PipelineProcess
+from python_runners.pipeline_process import PipelineProcess, delta_commits
 from python_runners.kafka_broker import KafkaBroker
 from dbt_results import failure_messages
 from streaming_projects import write_streaming_project
@@ -72,11 +71,6 @@ def produce(spark, broker: KafkaBroker, ids: range) -> None:
     )
 
 
-def delta_versions(table: Path) -> int:
-    log = table / "_delta_log"
-    return len(list(log.glob("*.json"))) if log.exists() else 0
-
-
 def test_kafka_to_delta_exactly_once_across_a_kill(spark, broker, tmp_path):
     (tmp_path / "project").mkdir()
     project = write_streaming_project(
@@ -97,14 +91,9 @@ def test_kafka_to_delta_exactly_once_across_a_kill(spark, broker, tmp_path):
     assert first.log_contains(f"STREAMED {FIRST} rows in, {FIRST} written")
 
     produce(spark, broker, range(FIRST, FIRST + SECOND))
-    versions_before = delta_versions(table)
+    commits_before = delta_commits(table)
     killed = dbt_run("killed")
-    deadline = time.monotonic() + TIMEOUT
-    while delta_versions(table) == versions_before:
-        assert not killed.has_exited(), f"the run ended before it could be killed:\n{killed.log_tail()}"
-        assert time.monotonic() < deadline, f"no Delta commit within {TIMEOUT} s:\n{killed.log_tail()}"
-        time.sleep(0.005)
-    killed.kill_tree()
+    killed.kill_on_delta_commit(table, commits_before, TIMEOUT)
     rows_at_kill = spark.read.format("delta").load(str(table)).count()
     assert FIRST < rows_at_kill < FIRST + SECOND, "the kill interrupted the run midway"
 

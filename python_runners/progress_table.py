@@ -65,6 +65,12 @@ def ran_a_batch(progress: Mapping[str, Any]) -> bool:
     return progress.get("batchId") is not None and "addBatch" in (progress.get("durationMs") or {})
 
 
+def last_batch(query: Any) -> Optional[dict]:
+    """The progress of the query's latest batch that ran (its lastProgress may be an idle trigger's)."""
+    batches = [p for p in query.recentProgress or [] if ran_a_batch(p)]
+    return batches[-1] if batches else None
+
+
 def progress_row(progress: Mapping[str, Any]) -> tuple:
     """One progress event (StreamingQueryProgress as JSON) as a row of the table."""
     name = progress.get("name") or ""

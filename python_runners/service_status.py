@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from python_runners.lakehouse import Lakehouse
-from python_runners.progress_table import ran_a_batch
+from python_runners.progress_table import last_batch
 
 
 def status_path(lakehouse: Lakehouse) -> Path:
@@ -52,9 +52,7 @@ def read(lakehouse: Lakehouse) -> Optional[dict]:
 
 
 def _query_status(served: Any) -> dict:
-    # lastProgress may be an idle trigger's (no batch run); show the last batch that ran.
-    batches = [p for p in served.query.recentProgress or [] if ran_a_batch(p)]
-    progress = batches[-1] if batches else {}
+    progress = last_batch(served.query) or {}
     return {
         "name": served.name,
         "active": bool(served.query.isActive),

@@ -21,6 +21,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from python_runners import live_progress, service_status, stream_progress, streaming_writes
 from python_runners.lakehouse import Lakehouse
+from python_runners.progress_table import last_batch
 from python_runners.streaming_errors import StreamingModelError, root_cause
 
 POLL_SECONDS = 0.5
@@ -44,8 +45,8 @@ class ServedQuery:
     batch_at_restart: int = -1
 
     def last_batch(self) -> int:
-        progress = self.query.lastProgress
-        return int(progress["batchId"]) if progress and progress.get("batchId") is not None else -1
+        progress = last_batch(self.query)
+        return int(progress["batchId"]) if progress else -1
 
 
 def serve_until_stopped(spark: SparkSession, log: Log = print) -> list[str]:
@@ -130,10 +131,9 @@ class _FailedStart:
     """Stands in for a query that could not even start, so that it counts as failed."""
 
     def __init__(self, previous: StreamingQuery, error: Exception):
-        self._previous, self._error = previous, error
+        self._error = error
         self.isActive = False
-        self.lastProgress = previous.lastProgress
-        self.name, self.id, self.runId = previous.name, previous.id, previous.runId
+        self.recentProgress = previous.recentProgress  # what status and last_batch() read
 
     def exception(self) -> Exception:
         return self._error
@@ -146,11 +146,7 @@ def _flush(spark: SparkSession, recorder: stream_progress.ProgressRecorder, log:
     try:
         recorder.flush(spark)
     except Exception as error:  # progress is kept for the next flush; serving goes on
-        log(f"Could not append to the progress table: {_first_line(str(error))}")
-
-
-def _first_line(text: str) -> str:
-    return text.strip().splitlines()[0] if text.strip() else text
+        log(f"Could not append to the progress table: {root_cause(error)}")
 
 
 def stop_all(spark: SparkSession) -> list[str]:

@@ -2,9 +2,9 @@
 
 A StreamingQueryListener, installed once per session, hears each query's progress. Each batch
 goes to the live display (python_runners/live_progress.py) at once and is kept in memory until
-the next flush appends it to the progress table; a run flushes after each model catches up and,
-while serving, every few seconds and at stop. Listener events arrive asynchronously, so a flush
-after a query first waits until the listener has heard all of that query's batches.
+the next flush appends it to the progress table: at the end of a run (on-run-end) and, while
+serving, every few seconds and at stop. Listener events arrive asynchronously, so after a model
+catches up the run waits until the listener has heard all of that query's batches.
 """
 
 from __future__ import annotations
@@ -58,15 +58,12 @@ class ProgressRecorder(StreamingQueryListener):
     def onQueryTerminated(self, event: Any) -> None:
         pass
 
-    def set_on_batch(self, on_batch: Optional[BatchCallback]) -> None:
-        self._on_batch = on_batch
-
     def wait_until_heard(self, query: StreamingQuery, timeout_seconds: float = 30) -> None:
         """Until the listener has heard the last batch the query itself reports."""
-        batches = [p for p in query.recentProgress if progress_table.ran_a_batch(p)]
-        if not batches:
+        latest = progress_table.last_batch(query)
+        if latest is None:
             return
-        run_id, last = str(query.runId), int(batches[-1]["batchId"])
+        run_id, last = str(query.runId), int(latest["batchId"])
         deadline = time.monotonic() + timeout_seconds
         with self._lock:
             while self._heard.get(run_id, -1) < last and time.monotonic() < deadline:

@@ -12,7 +12,7 @@ KAFKA_JARS := .jars-kafka-broker/.complete
 KILLS ?= 20
 SEED ?= 1
 
-.PHONY: setup kafka-jars run lint test serve status stop report chaos bench-modes clean
+.PHONY: setup kafka-jars run lint test serve status stop report chaos bench bench-modes clean
 
 setup: $(INSTALLED) $(JARS) $(KAFKA_JARS)
 
@@ -66,6 +66,11 @@ report: setup
 # SIGKILL the always-on pipeline KILLS times while data lands, then check every record and gold.
 chaos: setup
 	$(BIN)/python -m python_runners.chaos --kills $(KILLS) --seed $(SEED)
+
+# Incremental vs recompute, dbt vs hand-written PySpark, latency and throughput; writes
+# docs/BENCHMARKS.md. Sizes: make bench BENCH_ARGS='--history 1000000 --pairs 3' (see --help).
+bench: setup
+	$(BIN)/python -m bench $(BENCH_ARGS)
 
 # Per-batch time of output_mode update (MERGE) vs complete at 10k, 100k and 1M keys (a benchmark, not a test).
 bench-modes: setup

@@ -15,10 +15,12 @@ durationMs.triggerExecution; addBatch (the write itself) and the wall time are s
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import sys
 import time
+from pathlib import Path
 
 from bench.fresh_lakehouse import use_fresh_bench_lakehouse
 from bench.key_totals_model import COMPLETE, UPDATE, UPDATE_WITH_DELETION_VECTORS
@@ -45,6 +47,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="also measure update mode on a table with delta.enableDeletionVectors "
                              "(row update_dv), whose MERGE does not rewrite whole files")
     parser.add_argument("--seed", type=int, default=1, help="seed for the keys each batch touches")
+    parser.add_argument("--result", type=Path, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
     args.keys = [int(k) for k in args.keys.split(",") if k.strip()]
     if not args.keys or min(args.keys) < 1 or args.batches < 1:
@@ -61,7 +64,7 @@ def changed_rows(spec: str, keys: int) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.monotonic()
-    use_fresh_bench_lakehouse()
+    use_fresh_bench_lakehouse("update_vs_complete")
     # Imported only now, so nothing can build a session before LAKEHOUSE_DIR points at the bench.
     from python_runners.session import get_or_create_session
 
@@ -94,9 +97,20 @@ def main(argv: list[str] | None = None) -> int:
                   f"{result.unexpected_batch_counts} micro-batches instead of 1")
     print()
     print("\n".join(summary_lines(results)))
+    if args.result:
+        args.result.write_text(json.dumps([as_json(result) for result in results], indent=1))
     print(f"total wall time {minutes_and_seconds(time.monotonic() - started)}, "
           f"load average at the end {load_average()}")
     return 0
+
+
+def as_json(result: ModeResults) -> dict:
+    return {
+        "keys": result.keys, "mode": result.mode, "batches": len(result.batch_ms),
+        "median_batch_ms": result.median_batch_ms, "max_batch_ms": result.max_batch_ms,
+        "rows_written_per_batch": result.rows_written_per_batch,
+        "rows_in_files_per_batch": result.rows_rewritten_per_batch,
+    }
 
 
 def print_setup(spark, lakehouse, args: argparse.Namespace) -> None:

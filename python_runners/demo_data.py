@@ -52,7 +52,7 @@ def land_batch(
     written = []
     for part in range(files):
         name = f"batch-{number:05d}-part-{part}.json"
-        _write_atomically(folder, name, rows[part::files])
+        write_atomically(folder, name, rows[part::files])
         written.append(str(folder / name))
     return LandedBatch(number=number, files=written, records=len(rows))
 
@@ -77,7 +77,7 @@ def land_status_reports(number: int, folder: Path | None = None) -> list[dict]:
     folder = folder or status_folder()
     folder.mkdir(parents=True, exist_ok=True)
     reports = batch_status_reports(number)
-    _write_atomically(folder, f"status-{number:05d}.json", reports)
+    write_atomically(folder, f"status-{number:05d}.json", reports)
     return reports
 
 
@@ -101,7 +101,7 @@ def _next_batch_number(folder: Path) -> int:
     return max(numbers, default=-1) + 1
 
 
-def _write_atomically(folder: Path, name: str, rows: list[dict]) -> None:
+def write_atomically(folder: Path, name: str, rows: list[dict]) -> None:
     hidden = folder / f".{name}.tmp"  # Spark's file source skips names starting with '.'
     with open(hidden, "w", encoding="utf-8") as out:
         for row in rows:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Mapping, Optional
 
@@ -24,6 +25,8 @@ LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
 # Not SparkSession.getActiveSession(): that is per thread, and dbt runs models in worker threads.
 # Building again through the builder would re-apply settings to the running session.
 _session: Optional[SparkSession] = None
+# How long building the session (starting the JVM) took in this process; benchmarks report it apart.
+startup_seconds: Optional[float] = None
 
 
 def session_conf(lakehouse: Lakehouse, master: str) -> dict[str, str]:
@@ -58,7 +61,7 @@ def get_or_create_session(
     master: Optional[str] = None,
     extra_conf: Optional[Mapping[str, str]] = None,
 ) -> SparkSession:
-    global _session
+    global _session, startup_seconds
     if _session is not None and not _session.sparkContext._jsc.sc().isStopped():
         _make_active_in_this_thread(_session)
         return _session
@@ -77,7 +80,9 @@ def get_or_create_session(
     builder = SparkSession.builder
     for key, value in conf.items():
         builder = builder.config(key, value)
+    started = time.perf_counter()
     _session = builder.enableHiveSupport().getOrCreate()
+    startup_seconds = time.perf_counter() - started
     _session.sparkContext.setLogLevel(os.environ.get("SPARK_LOG_LEVEL", "ERROR"))
     return _session
 

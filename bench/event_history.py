@@ -1,0 +1,25 @@
+"""The events the incremental-vs-recompute benchmark reads: a Delta table that only grows.
+
+Event n is the same in every run (deterministic), its time is n seconds after a fixed start, so
+each appended slice is newer than everything before it, as a stream's data is.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import SparkSession
+
+ACCOUNTS = 10_000
+START_EPOCH = 1_767_225_600  # 2026-01-01T00:00:00Z
+COUNTRIES = "array('de', 'fr', 'nl', 'us', 'gb')"
+
+
+def append_events(spark: SparkSession, path: str, first: int, count: int) -> None:
+    """Events first..first+count-1; every 997th has no amount (the silver model drops it)."""
+    events = spark.range(first, first + count).selectExpr(
+        "id as event_id",
+        f"id % {ACCOUNTS} as account_id",
+        "case when id % 997 = 0 then null else (id * 7919 % 100000) / 100.0 end as amount",
+        f"element_at({COUNTRIES}, cast(id % 5 as int) + 1) as country",
+        f"timestamp_seconds({START_EPOCH} + id) as event_time",
+    )
+    events.write.format("delta").mode("append").save(path)

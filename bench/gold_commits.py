@@ -1,0 +1,47 @@
+"""When each commit of a Delta table became visible, and the largest value of a column it holds.
+
+Read straight from the table's _delta_log (JSON commit files, per-file column statistics), so a
+process without Spark can watch a table that another process writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+_COMMIT_FILE = re.compile(r"^(\d{20})\.json$")
+
+
+@dataclass(frozen=True)
+class Commit:
+    version: int
+    visible_at: float  # the commit file's mtime, epoch seconds: the moment readers can see it
+    max_value: float | None  # of the watched column over the table's files added by this commit
+
+
+def commits(table_path: str, column: str, after_version: int = -1) -> list[Commit]:
+    log = Path(table_path) / "_delta_log"
+    if not log.is_dir():
+        return []
+    found = []
+    for name in sorted(os.listdir(log)):
+        match = _COMMIT_FILE.match(name)
+        if not match or int(match.group(1)) <= after_version:
+            continue
+        path = log / name
+        found.append(Commit(int(match.group(1)), path.stat().st_mtime, _max_added(path, column)))
+    return found
+
+
+def _max_added(commit_file: Path, column: str) -> float | None:
+    values = []
+    for line in commit_file.read_text().splitlines():
+        add = json.loads(line).get("add")
+        if add and add.get("stats"):
+            value = json.loads(add["stats"]).get("maxValues", {}).get(column)
+            if value is not None:
+                values.append(value)
+    return max(values, default=None)

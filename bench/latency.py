@@ -1,0 +1,139 @@
+"""Part 3 of `make bench`: landing to visible in gold, with the always-on service and a 500 ms trigger.
+
+The service runs in its own process (`python -m python_runners service start`) over the demo's
+recordings path to one gold table: bronze_recordings -> silver_recordings -> device_counts. This
+process (no Spark in it) lands one small file at a steady pace; file i holds recordings of a
+device no file before it had, device 1000 + i, so the first gold commit whose files' statistics
+reach that device id is the moment file i became visible in gold. The time from the file's
+rename into the landing folder to that commit file's mtime is its latency.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.gold_commits import commits
+from bench.fresh_lakehouse import empty_folder
+from python_runners.demo_data import FIRST_BATCH_EPOCH, RECORDINGS_FOLDER, write_atomically
+from python_runners.lakehouse import REPO_ROOT, ROOT_VARIABLE, Lakehouse
+from python_runners.pipeline_process import DBT
+
+MODELS = ("bronze_recordings", "silver_recordings", "device_counts")
+FIRST_DEVICE = 1000
+RECORDS_PER_FILE = 10
+READY_TIMEOUT_S = 600
+VISIBLE_TIMEOUT_S = 300
+
+
+@dataclass(frozen=True)
+class Landing:
+    device_id: int
+    landed_at: float
+
+
+def measure_latency(trigger: str, landings: int, interval_s: float, log_dir: Path) -> dict:
+    root = empty_folder("latency")
+    env = {**os.environ, ROOT_VARIABLE: str(root)}
+    lakehouse = Lakehouse.from_env(env)
+    gold = f"{lakehouse.warehouse}/gold.db/device_counts"
+    landing = Path(lakehouse.landing_path(RECORDINGS_FOLDER))
+    landing.mkdir(parents=True)
+
+    seed_log = log_dir / "latency_seed.log"
+    with open(seed_log, "w") as log:
+        subprocess.run([DBT, "seed", "--select", "devices", "--project-dir", str(REPO_ROOT),
+                        "--profiles-dir", str(REPO_ROOT / "profiles")],
+                       env=env, stdout=log, stderr=subprocess.STDOUT, check=True)
+    land(landing, FIRST_DEVICE - 1)  # the service's first catch-up creates the tables with it
+
+    with open(log_dir / "latency_service.log", "w") as log:
+        service = subprocess.Popen(
+            [sys.executable, "-m", "python_runners", "service", "start", "--trigger", trigger,
+             "--select", *MODELS],
+            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    try:
+        wait_until_serving(lakehouse, gold, service)
+        landed = land_at_steady_pace(landing, landings, interval_s)
+        visible = wait_until_visible(gold, landed[-1].device_id, service)
+    finally:
+        stop(service, env)
+    latencies_ms = [
+        (first_commit_with(visible, landing_.device_id) - landing_.landed_at) * 1000
+        for landing_ in landed
+    ]
+    return {
+        "trigger": trigger, "landings": landings, "interval_s": interval_s,
+        "models": list(MODELS), "latencies_ms": latencies_ms,
+        "gold_commits": len([c for c in visible if c.max_value is not None and c.max_value >= FIRST_DEVICE]),
+    }
+
+
+def land(folder: Path, device_id: int) -> float:
+    time_s = FIRST_BATCH_EPOCH + device_id
+    rows = [
+        {"recording_id": f"latency-{device_id}-{i}", "device_id": device_id, "mrn": 100_000 + i,
+         "time": time_s, "heartbeat": 70.0 + i}
+        for i in range(RECORDS_PER_FILE)
+    ]
+    write_atomically(folder, f"latency-{device_id:06d}.json", rows)
+    return time.time()
+
+
+def land_at_steady_pace(folder: Path, landings: int, interval_s: float) -> list[Landing]:
+    landed = []
+    start = time.monotonic()
+    for i in range(landings):
+        time.sleep(max(0.0, start + i * interval_s - time.monotonic()))
+        device_id = FIRST_DEVICE + i
+        landed.append(Landing(device_id, land(folder, device_id)))
+    return landed
+
+
+def wait_until_serving(lakehouse: Lakehouse, gold: str, service: subprocess.Popen) -> None:
+    """Until gold holds the warm-up file and the service reports every query serving."""
+    status_file = Path(lakehouse.root) / "service" / "status.json"
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if service.poll() is not None:
+            raise RuntimeError(f"the service exited ({service.returncode}) before serving; see its log")
+        if status_file.exists() and any(c.max_value == FIRST_DEVICE - 1 for c in commits(gold, "device_id")):
+            status = json.loads(status_file.read_text())
+            if status["state"] == "serving" and len(status["queries"]) == len(MODELS):
+                return
+        time.sleep(0.5)
+    raise RuntimeError(f"the service was not serving after {READY_TIMEOUT_S} s; see its log")
+
+
+def wait_until_visible(gold: str, device_id: int, service: subprocess.Popen) -> list:
+    deadline = time.monotonic() + VISIBLE_TIMEOUT_S
+    while time.monotonic() < deadline:
+        found = commits(gold, "device_id")
+        if any(c.max_value is not None and c.max_value >= device_id for c in found):
+            return found
+        if service.poll() is not None:
+            raise RuntimeError(f"the service exited ({service.returncode}) while landings were pending")
+        time.sleep(0.2)
+    raise RuntimeError(f"device {device_id} was not in gold {VISIBLE_TIMEOUT_S} s after landing")
+
+
+def first_commit_with(found: list, device_id: int) -> float:
+    return min(c.visible_at for c in found if c.max_value is not None and c.max_value >= device_id)
+
+
+def stop(service: subprocess.Popen, env: dict) -> None:
+    if service.poll() is None:
+        subprocess.run([sys.executable, "-m", "python_runners", "service", "stop"], env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+    try:
+        service.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(service.pid, signal.SIGKILL)
+        service.wait()

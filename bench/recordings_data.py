@@ -1,0 +1,40 @@
+"""Many device recordings at once, as the demo's landing folder holds them (JSON lines).
+
+The demo's own generator writes rows from Python, fine for hundreds; the overhead benchmark needs
+millions, so Spark writes them. Same fields and value ranges as python_runners.demo_data.
+
+    .venv/bin/python -m bench.recordings_data --rows 5000000 --files 40 --folder <landing>/recordings
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from python_runners.demo_data import DEVICES, FIRST_BATCH_EPOCH, PATIENTS
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.recordings_data")
+    parser.add_argument("--rows", type=int, required=True)
+    parser.add_argument("--files", type=int, required=True)
+    parser.add_argument("--folder", required=True)
+    args = parser.parse_args(argv)
+
+    os.environ["LAKEHOUSE_DIR"] = os.path.join(args.folder, ".generator")  # its metastore, not ours
+    from python_runners.session import get_or_create_session
+
+    spark = get_or_create_session()
+    recordings = spark.range(args.rows).selectExpr(
+        "concat('r', lpad(cast(id as string), 10, '0')) as recording_id",
+        f"cast(id * 7 % {DEVICES} as int) as device_id",
+        f"100000 + id * 13 % {PATIENTS} as mrn",
+        f"{FIRST_BATCH_EPOCH} + id as time",
+        "round(40 + (id * 7919 % 1400) / 10.0, 1) as heartbeat",
+    )
+    recordings.repartition(args.files).write.mode("overwrite").json(os.path.join(args.folder, "recordings"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -12,8 +12,6 @@ import pytest
 from python_runners import progress_report, progress_table
 
 # Two `dbt run`s ten minutes apart: (rows in, trigger duration in ms) of each model's batches.
-FIRST_RUN = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(minutes=20)
-SECOND_RUN = FIRST_RUN + timedelta(minutes=10)
 BATCHES = {
     "bronze.bronze_recordings": [(120, 2460), (118, 1830), (131, 1710), (240, 2950), (124, 1990)],
     "silver.silver_recordings": [(120, 3310), (118, 2740), (131, 2650), (240, 4120), (124, 2880)],
@@ -48,11 +46,13 @@ def progress(query: str, batch_id: int, rows: int, duration_ms: int, at: datetim
     }
 
 
-def progress_rows() -> list[tuple]:
+def progress_rows(first_run: datetime) -> list[tuple]:
+    """The batches of two runs, the first at first_run and the second ten minutes later."""
+    second_run = first_run + timedelta(minutes=10)
     rows = []
     for query, batches in BATCHES.items():
         for batch_id, (rows_in, duration_ms) in enumerate(batches):
-            run, index = (FIRST_RUN, batch_id) if batch_id < 3 else (SECOND_RUN, batch_id - 3)
+            run, index = (first_run, batch_id) if batch_id < 3 else (second_run, batch_id - 3)
             at = run + timedelta(seconds=30 * index)
             rows.append(progress_table.progress_row(progress(query, batch_id, rows_in, duration_ms, at)))
     return rows
@@ -67,8 +67,10 @@ def summary_cells(page: str, model: str) -> list[float]:
 def test_the_report_draws_one_series_per_model(spark, monkeypatch, tmp_path):
     monkeypatch.setenv(progress_table.TABLE_VARIABLE, "report_test._stream_progress")
     spark.sql("create schema if not exists report_test")
-    yesterday = progress("bronze.bronze_recordings", 99, 5000, 60_000, FIRST_RUN - timedelta(days=1))
-    progress_table.append(spark, [*progress_rows(), progress_table.progress_row(yesterday)])
+    # Anchored when the test runs, not when it is collected: a long suite would push them past --since-hours.
+    first_run = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(minutes=20)
+    yesterday = progress("bronze.bronze_recordings", 99, 5000, 60_000, first_run - timedelta(days=1))
+    progress_table.append(spark, [*progress_rows(first_run), progress_table.progress_row(yesterday)])
 
     assert progress_report.main(["--out", str(tmp_path), "--since-hours", "1"]) == 0
 

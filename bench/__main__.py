@@ -30,14 +30,14 @@ PARTS = ("recompute", "overhead", "latency", "modes")
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
     parser.add_argument("--parts", default=",".join(PARTS), help=f"which parts, of {','.join(PARTS)}")
-    parser.add_argument("--history", default="1000000,3000000,10000000",
-                        help="part 1: history sizes H in rows (default 1M,3M,10M)")
+    parser.add_argument("--history", default="1000000,10000000",
+                        help="part 1: history sizes H in rows (default 1M,10M)")
     parser.add_argument("--rounds", type=int, default=2, help="part 1: measured runs per variant and H")
     parser.add_argument("--overhead-rows", type=int, default=5_000_000, help="part 2: recordings")
     parser.add_argument("--overhead-files", type=int, default=40, help="part 2: files they land in")
     parser.add_argument("--pairs", type=int, default=2, help="part 2: A B pairs of runs")
     parser.add_argument("--landings", type=int, default=200, help="part 3: files landed")
-    parser.add_argument("--landing-interval", type=float, default=1.0, help="part 3: seconds between")
+    parser.add_argument("--landing-interval", type=float, default=0.5, help="part 3: seconds between")
     parser.add_argument("--trigger", default="500 milliseconds", help="part 3: processing-time trigger")
     parser.add_argument("--mode-keys", default="10000,100000", help="part 5: key counts")
     parser.add_argument("--doc", type=Path, default=REPO_ROOT / "docs" / "BENCHMARKS.md")

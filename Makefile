@@ -12,7 +12,7 @@ KAFKA_JARS := .jars-kafka-broker/.complete
 KILLS ?= 20
 SEED ?= 1
 
-.PHONY: setup kafka-jars run lint test serve status stop report chaos bench bench-modes clean
+.PHONY: setup kafka-jars run lint test serve status stop report chaos cluster-start cluster-run cluster-stop bench bench-modes clean
 
 setup: $(INSTALLED) $(JARS) $(KAFKA_JARS)
 
@@ -66,6 +66,18 @@ report: setup
 # SIGKILL the always-on pipeline KILLS times while data lands, then check every record and gold.
 chaos: setup
 	$(BIN)/python -m python_runners.chaos --kills $(KILLS) --seed $(SEED)
+
+# A standalone Spark cluster (master + 2 workers) and a PostgreSQL metastore on loopback, and the
+# demo on it through the `cluster` dbt target, in a lakehouse of its own.
+CLUSTER_LAKEHOUSE ?= $(CURDIR)/.lakehouse/on-cluster
+cluster-start: setup
+	LAKEHOUSE_DIR="$(CLUSTER_LAKEHOUSE)" $(BIN)/python -m python_runners cluster start
+
+cluster-run: setup
+	LAKEHOUSE_DIR="$(CLUSTER_LAKEHOUSE)" DBT_TARGET=cluster $(BIN)/python -m python_runners demo
+
+cluster-stop: $(INSTALLED)
+	LAKEHOUSE_DIR="$(CLUSTER_LAKEHOUSE)" $(BIN)/python -m python_runners cluster stop
 
 # Incremental vs recompute, dbt vs hand-written PySpark, latency and throughput; writes
 # docs/BENCHMARKS.md. Sizes: make bench BENCH_ARGS='--history 1000000 --pairs 3' (see --help).

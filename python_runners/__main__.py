@@ -1,11 +1,11 @@
-"""Command line: `python -m python_runners demo | land [--records N] [--files K] | service ...`."""
+"""Command line: `python -m python_runners demo | land [--records N] [--files K] | service ... | cluster ...`."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from python_runners import demo, service
+from python_runners import demo, local_cluster, service
 
 
 def main() -> None:
@@ -16,10 +16,13 @@ def main() -> None:
     land.add_argument("--records", type=int, default=200)
     land.add_argument("--files", type=int, default=2)
     service.add_commands(commands)
+    local_cluster.add_commands(commands)
     args = parser.parse_args()
 
     if args.command == "service":
         sys.exit(service.main(args))
+    if args.command == "cluster":
+        sys.exit(local_cluster.main(args))
     if args.command == "demo":
         demo.main()
     else:

@@ -25,6 +25,7 @@ from py4j.protocol import Py4JJavaError
 from python_runners import delta_tables, hadoop_fs, streaming_catalog
 from python_runners.lakehouse import Lakehouse
 from python_runners.load_log import Load, LoadLog
+from python_runners.session import claim_lakehouse_for
 from python_runners.stream_sources import FILE_FORMATS, StreamSource, source_frame
 from python_runners.streaming_errors import StreamingModelError, explain
 
@@ -81,6 +82,7 @@ def check_source(model: str, source: StreamSource) -> None:
 def run_copy_into(spark: SparkSession, copy: CopyInto, lakehouse: Lakehouse) -> CopySummary:
     started = time.monotonic()
     check_source(copy.model, copy.source)
+    claim_lakehouse_for(copy.model)
     log = LoadLog(spark, copy.load_log)
     loads = log.loads()
     _check_log_matches_table(spark, copy, loads)

@@ -1,8 +1,9 @@
 """One run at a time per lakehouse.
 
 Two processes on one lakehouse would fight over its Derby metastore and could start the same
-stream twice. The first process to build a Spark session takes an exclusive lock on
-`<lakehouse>/run.lock` and keeps it until it exits. The lock is an OS file lock, so a process that
+stream twice. The first process to build a Spark session (embedded Derby) or to start a
+streaming write (a shared metastore, which other processes may still query) takes an exclusive
+lock on `<lakehouse>/run.lock` and keeps it until it exits. The lock is an OS file lock, so a process that
 is killed (even with SIGKILL) releases it; the file's content, who held it last, is only for
 the message.
 """

@@ -1,5 +1,11 @@
 """The one Spark session of a process: Delta Lake enabled, tables kept in a Hive metastore.
 
+The metastore is embedded Derby under the lakehouse unless a shared one is configured
+(`metastore_url` in the profile or LAKEHOUSE_METASTORE_URL, see metastore.py). With Derby the
+process takes the lakehouse's run lock as it starts (Derby admits one process); with a shared
+metastore any number of processes may open sessions, and only one that starts a stream takes
+the lock (streaming_writes.py), so two runs still never write the same checkpoints.
+
 dbt-spark's session method runs every statement through `SparkSession.builder.getOrCreate()`, so
 building the session here first, before dbt asks for it, is what gives dbt a Delta-enabled
 session. Static settings only apply to the first build in a process.
@@ -18,6 +24,8 @@ from pyspark.sql import SparkSession
 from python_runners import run_lock
 from python_runners.jars import jar_paths
 from python_runners.lakehouse import Lakehouse
+from python_runners.metastore import configured_url, derby_java_options, metastore_conf
+from python_runners.streaming_errors import StreamingModelError
 
 DEFAULT_MASTER = "local[*]"
 LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
@@ -25,11 +33,12 @@ LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
 # Not SparkSession.getActiveSession(): that is per thread, and dbt runs models in worker threads.
 # Building again through the builder would re-apply settings to the running session.
 _session: Optional[SparkSession] = None
+_lakehouse: Optional[Lakehouse] = None
 # How long building the session (starting the JVM) took in this process; benchmarks report it apart.
 startup_seconds: Optional[float] = None
 
 
-def session_conf(lakehouse: Lakehouse, master: str) -> dict[str, str]:
+def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str] = None) -> dict[str, str]:
     metastore = lakehouse.metastore
     return {
         "spark.master": master,
@@ -39,12 +48,9 @@ def session_conf(lakehouse: Lakehouse, master: str) -> dict[str, str]:
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
         "spark.sql.catalogImplementation": "hive",
         "spark.sql.warehouse.dir": lakehouse.warehouse,
-        "spark.hadoop.javax.jdo.option.ConnectionURL": (
-            f"jdbc:derby:;databaseName={metastore}/metastore_db;create=true"
-        ),
+        **metastore_conf(metastore, metastore_url),
         "spark.driver.extraJavaOptions": " ".join([
-            f"-Dderby.system.home={metastore}",
-            f"-Dderby.stream.error.file={metastore}/derby.log",
+            *derby_java_options(metastore, metastore_url),
             f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
         ]),
         "spark.ui.enabled": "false",
@@ -60,22 +66,21 @@ def get_or_create_session(
     lakehouse: Optional[Lakehouse] = None,
     master: Optional[str] = None,
     extra_conf: Optional[Mapping[str, str]] = None,
+    metastore_url: Optional[str] = None,
 ) -> SparkSession:
-    global _session, startup_seconds
+    global _session, _lakehouse, startup_seconds
     if _session is not None and not _session.sparkContext._jsc.sc().isStopped():
         _make_active_in_this_thread(_session)
         return _session
     lakehouse = lakehouse or Lakehouse.from_env()
-    previous = run_lock.acquire(lakehouse.root)
-    if previous:
-        print(
-            f"Note: an earlier run (process {previous.get('pid')}, `{previous.get('command')}`) "
-            "ended without releasing the lakehouse; its lock was stale and is taken over.",
-            file=sys.stderr,
-        )
-    if "://" not in lakehouse.metastore:
-        os.makedirs(lakehouse.metastore, exist_ok=True)
-    conf = session_conf(lakehouse, master or os.environ.get("SPARK_MASTER", DEFAULT_MASTER))
+    metastore_url = configured_url(metastore_url)
+    if not metastore_url:
+        take_run_lock(lakehouse)
+        if "://" not in lakehouse.metastore:
+            os.makedirs(lakehouse.metastore, exist_ok=True)
+    conf = session_conf(
+        lakehouse, master or os.environ.get("SPARK_MASTER", DEFAULT_MASTER), metastore_url
+    )
     conf.update(extra_conf or {})
     builder = SparkSession.builder
     for key, value in conf.items():
@@ -84,7 +89,27 @@ def get_or_create_session(
     _session = builder.enableHiveSupport().getOrCreate()
     startup_seconds = time.perf_counter() - started
     _session.sparkContext.setLogLevel(os.environ.get("SPARK_LOG_LEVEL", "ERROR"))
+    _lakehouse = lakehouse
     return _session
+
+
+def claim_lakehouse_for(model: str) -> None:
+    """Before a model writes: the run lock, so no other process writes the same checkpoints."""
+    try:
+        take_run_lock()
+    except run_lock.LakehouseBusyError as busy:
+        raise StreamingModelError(f"Model {model}: {busy}") from None
+
+
+def take_run_lock(lakehouse: Optional[Lakehouse] = None) -> None:
+    """This process's claim on the lakehouse (a no-op once held); raises LakehouseBusyError."""
+    previous = run_lock.acquire((lakehouse or _lakehouse or Lakehouse.from_env()).root)
+    if previous:
+        print(
+            f"Note: an earlier run (process {previous.get('pid')}, `{previous.get('command')}`) "
+            "ended without releasing the lakehouse; its lock was stale and is taken over.",
+            file=sys.stderr,
+        )
 
 
 def _make_active_in_this_thread(spark: SparkSession) -> None:

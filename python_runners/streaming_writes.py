@@ -14,6 +14,7 @@ from py4j.protocol import Py4JJavaError
 from python_runners import checkpoints, delta_tables, live_progress, stream_progress, streaming_catalog
 from python_runners.event_time import Dedupe
 from python_runners.merge_writes import merge_writer
+from python_runners.session import claim_lakehouse_for
 from python_runners.streaming_errors import StreamingModelError, explain
 from python_runners.triggers import Trigger
 
@@ -111,6 +112,7 @@ def start_streaming_write(spark: SparkSession, write: StreamingWrite) -> Streami
             f"columns, window included)."
         )
     _refuse_running_twice(spark, write)
+    claim_lakehouse_for(write.model)
     frame = spark.table(write.source_view)
     if write.dedupe is not None:
         frame = write.dedupe.apply(frame)

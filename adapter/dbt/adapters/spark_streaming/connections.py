@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 from dbt.adapters.contracts.connection import Connection
 from dbt_common.exceptions import DbtRuntimeError
@@ -20,6 +20,8 @@ from python_runners.session import DEFAULT_MASTER, get_or_create_session
 @dataclass
 class SparkStreamingCredentials(SparkCredentials):
     master: str = DEFAULT_MASTER
+    # A shared Hive metastore's JDBC URL (e.g. the `cluster` target's PostgreSQL); none: Derby.
+    metastore_url: Optional[str] = None
 
     @classmethod
     def __pre_deserialize__(cls, data: Any) -> Any:
@@ -45,6 +47,14 @@ class SparkStreamingCredentials(SparkCredentials):
         return ("master", "schema")
 
 
+def session_for(credentials: SparkStreamingCredentials):
+    return get_or_create_session(
+        master=credentials.master,
+        extra_conf=credentials.server_side_parameters,
+        metastore_url=credentials.metastore_url,
+    )
+
+
 class SparkStreamingConnectionManager(SparkConnectionManager):
     TYPE = "spark_streaming"
 
@@ -53,9 +63,7 @@ class SparkStreamingConnectionManager(SparkConnectionManager):
         if connection.state != "open":
             credentials: SparkStreamingCredentials = connection.credentials  # type: ignore
             try:
-                get_or_create_session(
-                    master=credentials.master, extra_conf=credentials.server_side_parameters
-                )
+                session_for(credentials)
             except LakehouseBusyError as busy:
                 raise DbtRuntimeError(str(busy)) from None
         return super().open(connection)

@@ -11,12 +11,11 @@ from dbt.adapters.spark.impl import SparkAdapter
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_streaming.__version__ import version
-from dbt.adapters.spark_streaming.connections import SparkStreamingConnectionManager
+from dbt.adapters.spark_streaming.connections import SparkStreamingConnectionManager, session_for
 from python_runners import checkpoints, delta_tables, live_progress, serving, stream_progress
 from python_runners.copy_into import CopyInto, copy_source_view, run_copy_into
 from python_runners.event_time import Dedupe, EventTimeConfigError, Watermark, with_watermarks
 from python_runners.lakehouse import Lakehouse
-from python_runners.session import get_or_create_session
 from python_runners.stream_sources import (
     StreamSource,
     StreamSourceConfigError,
@@ -58,8 +57,7 @@ class SparkStreamingAdapter(SparkAdapter):
         return columns
 
     def _spark(self):
-        credentials = self.config.credentials
-        return get_or_create_session(master=credentials.master, extra_conf=credentials.server_side_parameters)
+        return session_for(self.config.credentials)
 
     @available
     def checkpoint_location(self, configured: Optional[str], schema: str, identifier: str) -> str:

@@ -1,0 +1,169 @@
+"""The same models on a Spark cluster: a standalone master and 2 workers on loopback, tables in a
+Hive metastore (PostgreSQL) that several processes share.
+
+Everything runs as separate processes on a lakehouse of the module's own, on ports of its own so a
+developer's `python -m python_runners cluster start` is left alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from python_runners.demo_data import land_batch, land_status_reports, recordings_folder, status_folder
+from python_runners.lakehouse import REPO_ROOT, Lakehouse
+from python_runners.pipeline_process import PipelineProcess
+from python_runners.standalone_cluster import ClusterSettings, alive_workers, master_state, worker_state
+
+TIMEOUT = 600
+PORTS = {
+    "SPARK_MASTER_PORT": "7177",
+    "SPARK_MASTER_WEBUI_PORT": "8180",
+    "SPARK_WORKER_WEBUI_PORT": "8181",
+    "METASTORE_PG_PORT": "5439",
+}
+RUN_DEPENDENT_COLUMNS = {"ingested_at"}  # current_timestamp() at ingestion
+SERVED_MODELS = ["bronze_recordings", "silver_recordings", "device_counts"]
+FIRST_BATCH, SECOND_BATCH = 400, 100  # recordings landed by the fixture, then by the service test
+
+
+def base_env(**settings: str) -> dict[str, str]:
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith(("LAKEHOUSE_", "SPARK_MASTER"))}
+    return {**inherited, "SPARK_SHUFFLE_PARTITIONS": "2", **settings}
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    # PostgreSQL runs as its own user, which must be able to enter the folder (mkdtemp makes 700).
+    root = Path(tempfile.mkdtemp(prefix="lakehouse-cluster-"))
+    root.chmod(0o755)
+    env = base_env(
+        **PORTS,
+        LAKEHOUSE_DIR=str(root),
+        SPARK_MASTER=f"spark://127.0.0.1:{PORTS['SPARK_MASTER_PORT']}",
+        LAKEHOUSE_METASTORE_URL=f"jdbc:postgresql://127.0.0.1:{PORTS['METASTORE_PG_PORT']}/metastore?user=hive",
+    )
+    started = cluster_command(env, "start")
+    try:
+        assert started.returncode == 0, started.stdout + started.stderr
+        landing = Lakehouse.from_env(env)
+        batch = land_batch(recordings_folder(landing), records=FIRST_BATCH, files=4)
+        land_status_reports(batch.number, status_folder(landing))
+        run_dbt(env, root / "seed.log", "seed", "--target", "cluster")
+        yield env, root
+    finally:
+        cluster_command(env, "stop")
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def cluster_command(env: dict, action: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "python_runners", "cluster", action], env=env,
+                          capture_output=True, text=True, timeout=TIMEOUT, cwd=REPO_ROOT)
+
+
+def run_dbt(env: dict, log: Path, *args: str) -> None:
+    process = PipelineProcess(args, env, log)
+    assert process.wait(TIMEOUT) == 0, f"dbt {' '.join(args)} failed:\n{process.log_tail(60)}"
+
+
+def model_tables(warehouse: Path) -> dict[str, Path]:
+    return {
+        f"{schema}.{table.name}": table
+        for schema in ("bronze", "silver", "gold")
+        for table in sorted((warehouse / f"{schema}.db").glob("*"))
+        if (table / "_delta_log").is_dir()
+    }
+
+
+def test_dbt_run_on_the_cluster_gives_the_local_tables_from_the_workers_executors(cluster, spark, tmp_path):
+    env, root = cluster
+    settings = ClusterSettings.from_env(env)
+    local = tmp_path / "local"
+    local_env = base_env(LAKEHOUSE_DIR=str(local), LAKEHOUSE_LANDING_DIR=str(root / "landing"),
+                         SPARK_MASTER="local[2]")
+    run_dbt(local_env, tmp_path / "local-seed.log", "seed")
+    run_dbt(local_env, tmp_path / "local-run.log", "run")
+    apps_before = {app["id"] for app in master_state(settings).get("completedapps", [])}
+
+    run_dbt(env, tmp_path / "cluster-run.log", "run", "--target", "cluster")
+
+    local_tables = model_tables(local / "warehouse")
+    cluster_tables = model_tables(root / "warehouse")
+    assert set(cluster_tables) == set(local_tables)
+    assert {"bronze.bronze_recordings", "silver.silver_recordings", "gold.device_counts"} <= set(local_tables)
+    for name, path in local_tables.items():
+        expected = spark.read.format("delta").load(str(path))
+        actual = spark.read.format("delta").load(str(cluster_tables[name]))
+        columns = [c for c in expected.columns if c not in RUN_DEPENDENT_COLUMNS]
+        assert actual.columns == expected.columns, name
+        assert actual.count() == expected.count(), name
+        assert actual.select(columns).exceptAll(expected.select(columns)).count() == 0, name
+        assert expected.select(columns).exceptAll(actual.select(columns)).count() == 0, name
+    assert spark.read.format("delta").load(str(cluster_tables["silver.silver_recordings"])).count() == FIRST_BATCH
+
+    state = master_state(settings)
+    (app,) = [a for a in state["completedapps"] if a["id"] not in apps_before]
+    workers = alive_workers(state)
+    assert len(workers) == 2
+    for worker in workers:
+        executors = [e for e in worker_state(worker)["finishedexecutors"] if e["appid"] == app["id"]]
+        assert executors, f"worker {worker['id']} ran no executor of {app['id']}"
+        logs = [root / "cluster" / "work" / app["id"] / str(e["id"]) / "stderr" for e in executors]
+        finished = sum(log.read_text(errors="replace").count("Finished task") for log in logs)
+        assert finished > 0, f"the executors on worker {worker['id']} finished no task"
+
+
+def test_a_second_process_queries_the_shared_metastore_while_the_service_runs(cluster, spark, tmp_path):
+    env, root = cluster
+    landing = Lakehouse.from_env(env)
+    batch = land_batch(recordings_folder(landing), records=SECOND_BATCH, files=1)
+    land_status_reports(batch.number, status_folder(landing))
+    log = tmp_path / "service.log"
+    with open(log, "w", encoding="utf-8") as out:
+        service = subprocess.Popen(
+            [sys.executable, "-m", "python_runners", "service", "start", "--trigger", "2 seconds",
+             "--select", *SERVED_MODELS],
+            env={**env, "DBT_TARGET": "cluster"}, stdout=out, stderr=subprocess.STDOUT, cwd=REPO_ROOT,
+        )
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while f"Serving {len(SERVED_MODELS)} streaming queries" not in log.read_text(errors="replace"):
+            assert service.poll() is None, f"the service exited:\n{log.read_text()[-4000:]}"
+            assert time.monotonic() < deadline, f"the service is not serving:\n{log.read_text()[-4000:]}"
+            time.sleep(0.5)
+        silver = str(root / "warehouse" / "silver.db" / "silver_recordings")
+        while spark.read.format("delta").load(silver).count() < FIRST_BATCH + SECOND_BATCH:
+            assert service.poll() is None, f"the service exited:\n{log.read_text()[-4000:]}"
+            assert time.monotonic() < deadline, f"the new recordings never reached silver:\n{log.read_text()[-4000:]}"
+            time.sleep(1)
+
+        # Another JVM on the same catalog: local Spark, the cluster target's metastore.
+        query = subprocess.run(
+            [str(Path(sys.executable).with_name("dbt")), "--quiet", "show", "--target", "cluster",
+             "--inline", "select count(*) as recordings from silver.silver_recordings",
+             "--output", "json", "--profiles-dir", str(REPO_ROOT / "profiles"),
+             "--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "target")],
+            env={**env, "SPARK_MASTER": "local[1]"}, capture_output=True, text=True,
+            timeout=TIMEOUT, cwd=REPO_ROOT,
+        )
+        assert query.returncode == 0, query.stdout + query.stderr
+        assert json.loads(query.stdout)["show"] == [{"recordings": FIRST_BATCH + SECOND_BATCH}]
+        assert service.poll() is None, "the service stopped while the other process used the metastore"
+    finally:
+        stopped = subprocess.run([sys.executable, "-m", "python_runners", "service", "stop"], env=env,
+                                 capture_output=True, text=True, timeout=TIMEOUT, cwd=REPO_ROOT)
+        try:
+            service.wait(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            service.kill()
+            service.wait()
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    assert service.returncode == 0, log.read_text()[-4000:]

@@ -13,7 +13,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from python_runners.demo_data import land_batch, land_status_reports, recordings
 from python_runners.lakehouse import REPO_ROOT, Lakehouse
 from python_runners.pipeline_process import PipelineProcess
 from python_runners.standalone_cluster import ClusterSettings, alive_workers, master_state, worker_state
+from service_process import ServiceProcess
 
 TIMEOUT = 600
 PORTS = {
@@ -126,24 +126,16 @@ def test_a_second_process_queries_the_shared_metastore_while_the_service_runs(cl
     landing = Lakehouse.from_env(env)
     batch = land_batch(recordings_folder(landing), records=SECOND_BATCH, files=1)
     land_status_reports(batch.number, status_folder(landing))
-    log = tmp_path / "service.log"
-    with open(log, "w", encoding="utf-8") as out:
-        service = subprocess.Popen(
-            [sys.executable, "-m", "python_runners", "service", "start", "--trigger", "2 seconds",
-             "--select", *SERVED_MODELS],
-            env={**env, "DBT_TARGET": "cluster"}, stdout=out, stderr=subprocess.STDOUT, cwd=REPO_ROOT,
-        )
+    service = ServiceProcess(["--trigger", "2 seconds", "--select", *SERVED_MODELS],
+                             {**env, "DBT_TARGET": "cluster"}, tmp_path / "service.log", TIMEOUT)
     try:
-        deadline = time.monotonic() + TIMEOUT
-        while f"Serving {len(SERVED_MODELS)} streaming queries" not in log.read_text(errors="replace"):
-            assert service.poll() is None, f"the service exited:\n{log.read_text()[-4000:]}"
-            assert time.monotonic() < deadline, f"the service is not serving:\n{log.read_text()[-4000:]}"
-            time.sleep(0.5)
+        service.wait_for("serving", lambda: f"Serving {len(SERVED_MODELS)} streaming queries" in service.output())
         silver = str(root / "warehouse" / "silver.db" / "silver_recordings")
-        while spark.read.format("delta").load(silver).count() < FIRST_BATCH + SECOND_BATCH:
-            assert service.poll() is None, f"the service exited:\n{log.read_text()[-4000:]}"
-            assert time.monotonic() < deadline, f"the new recordings never reached silver:\n{log.read_text()[-4000:]}"
-            time.sleep(1)
+        service.wait_for(
+            "the new recordings in silver",
+            lambda: spark.read.format("delta").load(silver).count() >= FIRST_BATCH + SECOND_BATCH,
+            interval=1,
+        )
 
         # Another JVM on the same catalog: local Spark, the cluster target's metastore.
         query = subprocess.run(
@@ -156,14 +148,10 @@ def test_a_second_process_queries_the_shared_metastore_while_the_service_runs(cl
         )
         assert query.returncode == 0, query.stdout + query.stderr
         assert json.loads(query.stdout)["show"] == [{"recordings": FIRST_BATCH + SECOND_BATCH}]
-        assert service.poll() is None, "the service stopped while the other process used the metastore"
+        assert service.process.poll() is None, "the service stopped while the other process used the metastore"
+
+        stopped = service.command("stop")
+        assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+        assert service.process.wait(timeout=TIMEOUT) == 0, service.output()[-4000:]
     finally:
-        stopped = subprocess.run([sys.executable, "-m", "python_runners", "service", "stop"], env=env,
-                                 capture_output=True, text=True, timeout=TIMEOUT, cwd=REPO_ROOT)
-        try:
-            service.wait(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            service.kill()
-            service.wait()
-    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
-    assert service.returncode == 0, log.read_text()[-4000:]
+        service.kill_if_running()

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from python_runners.lakehouse import REPO_ROOT, Lakehouse
+from python_runners.lakehouse import Lakehouse
+from service_process import ServiceProcess
 from streaming_projects import write_streaming_project
 
 TIMEOUT = 300
@@ -44,31 +42,6 @@ from {{ source('files', 'events') }} as e
 cross join delta.`{{ env_var('CONTROL_TABLE') }}` as c
 where if(c.fail, cast(raise_error('injected failure') as boolean), true)
 """
-
-
-class Service:
-    def __init__(self, project: Path, env: dict, log: Path):
-        self.env, self.log = env, log
-        with open(log, "w", encoding="utf-8") as out:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "python_runners", "service", "start",
-                 "--trigger", "1 second", "--project-dir", str(project)],
-                env=env, stdout=out, stderr=subprocess.STDOUT, cwd=REPO_ROOT,
-            )
-
-    def command(self, action: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "python_runners", "service", action],
-                              env=self.env, capture_output=True, text=True, timeout=TIMEOUT, cwd=REPO_ROOT)
-
-    def output(self) -> str:
-        return self.log.read_text(encoding="utf-8", errors="replace")
-
-    def wait_for(self, what: str, condition) -> None:
-        deadline = time.monotonic() + TIMEOUT
-        while not condition():
-            assert self.process.poll() is None, f"the service exited before {what}:\n{self.output()[-4000:]}"
-            assert time.monotonic() < deadline, f"no {what} within {TIMEOUT} s:\n{self.output()[-4000:]}"
-            time.sleep(0.2)
 
 
 def set_control(spark, path: str, fail: bool) -> None:
@@ -104,7 +77,8 @@ def test_the_service_serves_reports_restarts_a_failed_query_and_stops(spark, tmp
     table = f"{lakehouse.warehouse}/served.db/checked_events"
     land(landing, "a.json", range(5))
 
-    service = Service(project, env, tmp_path / "service.log")
+    service = ServiceProcess(["--trigger", "1 second", "--project-dir", str(project)], env,
+                             tmp_path / "service.log", TIMEOUT)
     try:
         service.wait_for("serving", lambda: "Serving 1 streaming queries" in service.output())
         status = service.command("status")
@@ -128,9 +102,7 @@ def test_the_service_serves_reports_restarts_a_failed_query_and_stops(spark, tmp
         assert stopped.returncode == 0, stopped.stdout + stopped.stderr
         assert service.process.wait(timeout=TIMEOUT) == 0, service.output()[-4000:]
     finally:
-        if service.process.poll() is None:
-            service.process.kill()
-            service.process.wait()
+        service.kill_if_running()
 
     assert "service: stopped" in service.command("status").stdout
     ids = Counter(row.id for row in spark.read.format("delta").load(table).collect())

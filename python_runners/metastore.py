@@ -61,7 +61,8 @@ def derby_java_options(folder: str, url: Optional[str]) -> list[str]:
     return [f"-Dderby.system.home={folder}", f"-Dderby.stream.error.file={folder}/derby.log"]
 
 
-def _driver(url: str) -> str:
+def _driver(url: str) -> tuple[str, str]:
+    """(driver class, jar name prefix) for the URL's kind of database."""
     kind = url.split(":")[1] if url.startswith("jdbc:") and url.count(":") >= 2 else ""
     if kind not in _DRIVERS:
         raise MetastoreConfigError(

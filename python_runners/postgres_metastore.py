@@ -59,16 +59,15 @@ def start(lakehouse: Optional[Lakehouse] = None) -> str:
 
 
 def stop(lakehouse: Optional[Lakehouse] = None) -> None:
-    binaries = installed_binaries()
-    data = data_dir(lakehouse)
-    if (data / "PG_VERSION").exists() and _running(binaries, data):
-        _as_server_user([str(binaries / "pg_ctl"), "--pgdata", str(data), "--mode", "fast",
-                         "--wait", "stop"], what="stop PostgreSQL")
+    if is_running(lakehouse):
+        _as_server_user([str(_server_bin_folders()[-1] / "pg_ctl"), "--pgdata", str(data_dir(lakehouse)),
+                         "--mode", "fast", "--wait", "stop"], what="stop PostgreSQL")
 
 
 def is_running(lakehouse: Optional[Lakehouse] = None) -> bool:
-    data = data_dir(lakehouse)
-    return (data / "PG_VERSION").exists() and _running(installed_binaries(), data)
+    """Whether the server is up; never installs one (that is for `start`)."""
+    found, data = _server_bin_folders(), data_dir(lakehouse)
+    return bool(found) and (data / "PG_VERSION").exists() and _running(found[-1], data)
 
 
 def installed_binaries() -> Path:

@@ -67,14 +67,19 @@ class Dedupe:
     within_watermark: bool = True
 
     @classmethod
-    def from_config(cls, model: str, config: Optional[Mapping[str, Any]]) -> Optional["Dedupe"]:
+    def from_config(cls, model: str, config: Any) -> Optional["Dedupe"]:
         if not config:
             return None
-        keys = config.get("keys")
-        keys = [keys] if isinstance(keys, str) else list(keys or [])
-        if not keys or set(config) - {"keys", "within_watermark"}:
+        keys = config.get("keys") if isinstance(config, Mapping) else None
+        keys = [keys] if isinstance(keys, str) else keys
+        if (
+            not isinstance(keys, (list, tuple))
+            or not keys
+            or not all(isinstance(key, str) for key in keys)
+            or set(config) - {"keys", "within_watermark"}
+        ):
             raise EventTimeConfigError(
-                f"Model {model}: dedupe {dict(config)!r} is not valid. Give "
+                f"Model {model}: dedupe {config!r} is not valid. Give "
                 "{keys: [<column>, ...], within_watermark: true|false}."
             )
         return cls(tuple(keys), bool(config.get("within_watermark", True)))

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 KINDS = ("available_now", "once", "processing_time")
+_INTERVAL = re.compile(r"^\s*\d+(\.\d+)?\s*(millisecond|second|minute|hour)s?\s*$", re.I)
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,23 @@ class Trigger:
             )
         kind = chosen[0]
         return cls(kind, str(config[kind]) if kind == "processing_time" else None)
+
+    @classmethod
+    def parse(cls, config: Any) -> "Trigger":
+        """A trigger as written in a model's config or --vars '{stream_trigger: ...}': a one-key
+        mapping, or a string ('available_now', 'once', '4 seconds')."""
+        if isinstance(config, str):
+            config = {config: True} if config in ("available_now", "once") else {"processing_time": config}
+        if not isinstance(config, Mapping):
+            raise ValueError(f"trigger {config!r} is neither a mapping nor a string")
+        trigger = cls.from_config(config)
+        if trigger.kind == "processing_time" and not _INTERVAL.match(trigger.interval or ""):
+            raise ValueError(f"processing_time {trigger.interval!r} is not an interval")
+        return trigger
+
+    def as_config(self) -> dict[str, Any]:
+        """The one-key mapping from_config reads back."""
+        return {self.kind: self.interval if self.kind == "processing_time" else True}
 
     @property
     def runs_until_caught_up(self) -> bool:

@@ -15,19 +15,46 @@ MODELS = {
     "ok_events": "select id, kind from stream(fixtures.events)",
     "sorted_events": "select id, kind from stream(fixtures.events) order by id",
     "appended_counts": "select kind, count(*) as n from stream(fixtures.events) group by kind",
-    "bad_mode": "{{ config(output_mode='upsert') }}\nselect id from stream(fixtures.events)",
+    # Read through source(), as dbt models do: the config is then checked while the model compiles.
+    "bad_mode": (
+        "{{ config(output_mode='upsert') }}\nselect id from stream({{ source('fixtures', 'events') }})"
+    ),
     "bad_trigger": (
-        "{{ config(trigger={'every': '5 seconds'}) }}\nselect id from stream(fixtures.events)"
+        "{{ config(trigger={'every': '5 seconds'}) }}\n"
+        "select id from stream({{ source('fixtures', 'events') }})"
+    ),
+    "bad_watermark": (
+        "{{ config(watermark={'column': 'id', 'within': '1 hour'}) }}\n"
+        "select id from stream({{ source('fixtures', 'events') }})"
+    ),
+    "bad_dedupe": (
+        "{{ config(dedupe={'key': 'id'}) }}\nselect id from stream({{ source('fixtures', 'events') }})"
+    ),
+    "keyless_update": (
+        "{{ config(output_mode='update') }}\n"
+        "select kind, count(*) as n from stream({{ source('fixtures', 'events') }}) group by kind"
+    ),
+    "bad_schema_change": (
+        "{{ config(on_schema_change='sync_all_columns') }}\n"
+        "select id from stream({{ source('fixtures', 'events') }})"
+    ),
+    "valid_counts": (
+        "{{ config(output_mode='update', unique_key=['kind'], trigger='5 seconds',"
+        " dedupe={'keys': ['id'], 'within_watermark': false},"
+        " on_schema_change='append_new_columns') }}\n"
+        "select kind, count(*) as n from stream({{ source('fixtures', 'events') }}) group by kind"
     ),
     "misplaced_watermark": (
         "{{ config(watermark=[{'column': 'arrived_at', 'delay': '1 hour'}]) }}\n"
         "select id, kind from stream(fixtures.events)"
     ),
     "shares_a": (
-        "{{ config(checkpoint_location='shared/one') }}\nselect id from stream(fixtures.events)"
+        "{{ config(checkpoint_location='shared/one') }}\n"
+        "select id from stream({{ source('fixtures', 'events') }})"
     ),
     "shares_b": (
-        "{{ config(checkpoint_location='shared/one') }}\nselect kind from stream(fixtures.events)"
+        "{{ config(checkpoint_location='shared/one') }}\n"
+        "select kind from stream({{ source('fixtures', 'events') }})"
     ),
     "configured_events": (
         "{{ config(trigger={'once': true}, partition_by='kind',"
@@ -47,6 +74,9 @@ MODELS = {
 SOURCES = """
 version: 2
 sources:
+  - name: fixtures
+    tables:
+      - name: events
   - name: drop
     tables:
       - name: events
@@ -120,6 +150,99 @@ def test_bad_trigger_fails_at_compile_time(dbt, errors_project, spark):
     assert "Compilation Error in model bad_trigger" in message
     assert "available_now" in message and "processing_time" in message
     assert not table_exists(spark, "bad_trigger")
+
+
+ALLOWED_TRIGGERS = (
+    "Allowed: {'available_now': true}, {'once': true} or {'processing_time': '<n> seconds'} (in "
+    "the model's config, or for a whole run with --vars '{stream_trigger: ...}')."
+)
+COMPILE_ERRORS = {
+    "bad_mode": (
+        "Model bad_mode: output_mode 'upsert' is not supported by streaming_table. Allowed values: "
+        "'append' (each input row written once), 'complete' (an aggregate rewritten every batch) "
+        "or 'update' (changed aggregate rows merged by unique_key)."
+    ),
+    "bad_trigger": f"Model bad_trigger: trigger {{'every': '5 seconds'}} is not valid. {ALLOWED_TRIGGERS}",
+    "bad_watermark": (
+        "Model bad_watermark: watermark {'column': 'id', 'within': '1 hour'} is not valid. Give "
+        "{column: <event-time column>, delay: '<n> seconds|minutes|hours|days'}, e.g. "
+        "{column: recorded_at, delay: '10 minutes'}, or a list of those, one per event-time "
+        "column (a stream-stream join)."
+    ),
+    "bad_dedupe": (
+        "Model bad_dedupe: dedupe {'key': 'id'} is not valid. Give "
+        "{keys: [<column>, ...], within_watermark: true|false}."
+    ),
+    "keyless_update": (
+        "Model keyless_update: output_mode 'update' merges each batch's changed rows into the "
+        "table by unique_key. Set unique_key to the columns that identify a row (the GROUP BY "
+        "columns, window included), e.g. unique_key=['device_id']."
+    ),
+    "bad_schema_change": (
+        "Model bad_schema_change: on_schema_change 'sync_all_columns' is not supported by "
+        "streaming_table. Allowed: 'fail' (a new column stops the write) or 'append_new_columns' "
+        "(new columns are added to the Delta table)."
+    ),
+}
+
+
+def compile_models(dbt, project, *args):
+    return dbt("compile", *args, project_dir=project)
+
+
+def assert_nothing_created(spark, lakehouse, model: str) -> None:
+    assert not table_exists(spark, model)
+    assert not os.path.exists(lakehouse.checkpoint_path(f"fixtures_out/{model}"))
+
+
+@pytest.mark.parametrize("model", COMPILE_ERRORS)
+def test_dbt_compile_fails_on_a_bad_streaming_config(dbt, errors_project, spark, lakehouse, model):
+    result = compile_models(dbt, errors_project, "--select", model)
+
+    assert not result.success
+    message = failure_messages(result)
+    assert f"Compilation Error in model {model} (models/{model}.sql)" in message
+    assert COMPILE_ERRORS[model] in message
+    assert_nothing_created(spark, lakehouse, model)
+
+
+def test_dbt_compile_fails_on_a_bad_run_wide_trigger(dbt, errors_project, spark, lakehouse):
+    result = compile_models(
+        dbt, errors_project, "--select", "valid_counts", "--vars", "{stream_trigger: sometimes}"
+    )
+
+    assert not result.success
+    message = failure_messages(result)
+    assert "Compilation Error in model valid_counts (models/valid_counts.sql)" in message
+    assert f"Model valid_counts: trigger 'sometimes' is not valid. {ALLOWED_TRIGGERS}" in message
+    assert_nothing_created(spark, lakehouse, "valid_counts")
+
+
+def test_dbt_compile_fails_on_a_shared_checkpoint(dbt, errors_project, spark, lakehouse):
+    result = compile_models(dbt, errors_project, "--select", "shares_a")
+
+    assert not result.success
+    message = failure_messages(result)
+    shared = lakehouse.checkpoint_path("shared/one")
+    assert "Compilation Error in model shares_a (models/shares_a.sql)" in message
+    assert (
+        f"Models shares_a and shares_b resolve to the same checkpoint_location {shared}. Each "
+        "streaming model needs a checkpoint of its own: remove checkpoint_location to use the "
+        "default, or give each a different one."
+    ) in message
+    assert not os.path.exists(shared)
+
+
+def test_dbt_compile_of_a_valid_model_starts_no_stream(dbt, errors_project, spark, lakehouse):
+    streams_before = [query.id for query in spark.streams.active]
+
+    result = compile_models(dbt, errors_project, "--select", "valid_counts")
+
+    assert result.success, failure_messages(result)
+    compiled = node_results(result)["valid_counts"].node.compiled_code
+    assert "from stream(fixtures.events) group by kind" in compiled
+    assert [query.id for query in spark.streams.active] == streams_before
+    assert_nothing_created(spark, lakehouse, "valid_counts")
 
 
 def test_watermark_on_a_column_no_input_has_names_the_column_and_the_inputs(dbt, errors_project, spark):

@@ -2,9 +2,11 @@
   source() for sources declared with meta.stream: the table resolves to a temp view that the
   Python runner registers over spark.readStream (for streaming_table models), over the files of
   each load (copy_into) or spark.read (any other materialisation). Other sources are dbt's own. Calling builtins.source keeps lineage.
+  Like ref(), it checks the streaming config of the model being compiled (streaming_table_config.sql).
 #}
 {% macro source(source_name, table_name) %}
     {%- set relation = builtins.source(source_name, table_name) -%}
+    {%- do check_streaming_model() -%}
     {%- if execute -%}
         {%- set stream_meta = stream_source_meta(source_name, table_name) -%}
         {%- if stream_meta and model is mapping and model.get('config', {}).get('materialized') == 'copy_into' -%}

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import re
+import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
+import pytest
+from sqlfluff.core import FluffConfig, Linter
+
 from python_runners.lakehouse import REPO_ROOT
+from python_runners.streaming_lint import StreamingModel, findings
 
 SQLFLUFF = str(Path(sys.executable).with_name("sqlfluff"))
 BAD_MODEL = "tests/fixtures/lint/badly_formatted_model.sql"
@@ -60,3 +67,85 @@ def test_streaming_lint_flags_what_a_stream_cannot_run():
         (f"{models}/sorted_events.sql:5:1", "ORDER BY"),
     ]  # not the batch model's ORDER BY, nor the complete-mode aggregate's, nor OVER's own
     assert "Sort when you read the table instead" in result.stdout
+
+
+def project_linter() -> Linter:
+    """sqlfluff with the project's .sqlfluff, as `make lint` runs it."""
+    return Linter(config=FluffConfig.from_path(str(REPO_ROOT)))
+
+
+def violations(sql: str) -> list[str]:
+    linted = project_linter().lint_string(sql)
+    return [f"L{v.line_no} {v.rule_code()}: {v.desc()}" for v in linted.get_violations()]
+
+
+# A fenced ```sql block, at any indent (inside a list item too).
+SQL_BLOCK = re.compile(r"^( *)```sql\n(.*?)^\1```", re.S | re.M)
+
+
+def readme_sql_examples() -> list[str]:
+    readme = (REPO_ROOT / "README.md").read_text()
+    examples = [textwrap.dedent(body) for _, body in SQL_BLOCK.findall(readme)]
+    assert len(examples) == readme.count("```sql"), "a ```sql block the pattern did not match"
+    return examples
+
+
+@pytest.mark.parametrize("example", readme_sql_examples(), ids=lambda sql: sql.splitlines()[0][:40])
+def test_readme_sql_examples_pass_the_lint(example, tmp_path):
+    assert violations(example) == [], example
+    shutil.copy(REPO_ROOT / ".sqlfluff", tmp_path)  # sqlfluff reads the config beside the file
+    model = tmp_path / "readme_example.sql"
+    model.write_text(example)
+    as_streaming_model = StreamingModel("readme_example", model, output_mode="append")
+    assert [str(f) for f in findings(as_streaming_model, project_linter())] == [], example
+
+
+DBT_SHAPES = {
+    "select from a source": "select * from {{ source('landing', 'recordings') }}\n",
+    "select from a ref": "select * from {{ ref('silver_recordings') }}\n",
+    "a stream of a ref": "select * from stream({{ ref('silver_recordings') }})\n",
+    "import CTEs, renamed": textwrap.dedent("""\
+        with
+
+        source as (
+
+            select * from {{ source('ecom', 'raw_customers') }}
+
+        ),
+
+        renamed as (
+
+            select
+                id as customer_id,
+                name as customer_name
+            from source
+
+        )
+
+        select * from renamed
+    """),
+    "incremental, group by position": textwrap.dedent("""\
+        {{ config(materialized='incremental') }}
+
+        with orders as (
+
+            select * from {{ ref('stg_orders') }}
+
+            {% if is_incremental() %}
+                where ordered_at > (select max(ordered_at) from {{ this }})
+            {% endif %}
+
+        )
+
+        select
+            customer_id,
+            count(*) as order_count
+        from orders
+        group by 1
+    """),
+}
+
+
+@pytest.mark.parametrize("shape", DBT_SHAPES)
+def test_ordinary_dbt_model_shapes_pass_the_lint(shape):
+    assert violations(DBT_SHAPES[shape]) == []

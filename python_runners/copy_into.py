@@ -26,7 +26,9 @@ from python_runners import delta_tables, hadoop_fs, streaming_catalog
 from python_runners.lakehouse import Lakehouse
 from python_runners.load_log import Load, LoadLog
 from python_runners.session import claim_lakehouse_for
-from python_runners.stream_sources import FILE_FORMATS, StreamSource, source_frame
+from python_runners.stream_sources import (
+    FILE_FORMATS, StreamSource, StreamSourceConfigError, landing_folder, source_frame,
+)
 from python_runners.streaming_errors import StreamingModelError, explain
 
 
@@ -82,6 +84,10 @@ def check_source(model: str, source: StreamSource) -> None:
 def run_copy_into(spark: SparkSession, copy: CopyInto, lakehouse: Lakehouse) -> CopySummary:
     started = time.monotonic()
     check_source(copy.model, copy.source)
+    try:
+        folder = landing_folder(spark, copy.source, lakehouse)
+    except StreamSourceConfigError as error:
+        raise StreamingModelError(f"Model {copy.model}: {error}") from None
     claim_lakehouse_for(copy.model)
     log = LoadLog(spark, copy.load_log)
     loads = log.loads()
@@ -96,7 +102,7 @@ def run_copy_into(spark: SparkSession, copy: CopyInto, lakehouse: Lakehouse) -> 
         rows_loaded += _write_load(spark, copy, lakehouse, log, app_id, redone)
         files_loaded += len(redone.files)
 
-    landed = hadoop_fs.list_data_files(spark, lakehouse.landing_path(copy.source.path))
+    landed = hadoop_fs.list_data_files(spark, folder)
     known = {file.path for load in loads for file in load.files}
     # A forced load that was interrupted and is now finished was the forced reload asked for.
     force = copy.force and not (redone is not None and redone.forced)

@@ -24,6 +24,11 @@ def exists(spark: SparkSession, location: str) -> bool:
     return bool(fs.exists(path))
 
 
+def mkdirs(spark: SparkSession, location: str) -> None:
+    path, fs = _path_and_fs(spark, location)
+    fs.mkdirs(path)
+
+
 def list_names(spark: SparkSession, location: str) -> list[str]:
     """Names directly under a folder; empty when it does not exist."""
     path, fs = _path_and_fs(spark, location)

@@ -7,24 +7,30 @@ the YAML or infer it once (see source_schemas), can be rate-limited per micro-ba
 (`max_files_per_trigger` / `max_bytes_per_trigger`) and can move processed files away
 (`archive_to`). Which files a stream has read is recorded in each reading model's checkpoint, so a
 file is never ingested twice by it, across restarts.
+
+Nothing is lost without a trace: a source folder that does not exist is an error (unless
+`create_path: true`), json and csv lines that cannot be read with the schema keep their raw text
+in the corrupt-record column, and fields outside the schema are rescued with their JSON types.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
+from pyspark.sql.types import StringType, StructField, StructType
 
-from python_runners import source_schemas
+from python_runners import hadoop_fs, source_schemas
 from python_runners.kafka_sources import KafkaSourceConfigError, batch_read_options, kafka_options
 from python_runners.lakehouse import Lakehouse
 
 FILE_FORMATS = ("json", "csv", "parquet")
 FORMATS = FILE_FORMATS + ("delta", "kafka")
+# Formats whose unreadable lines Spark can keep whole (PERMISSIVE mode, the default).
+CORRUPT_RECORD_FORMATS = ("json", "csv")
+CORRUPT_RECORD_COLUMN = "_corrupt_record"
 
 
 class StreamSourceConfigError(ValueError):
@@ -41,6 +47,16 @@ class StreamSource:
     rescued_data_column: str | None = None
     schema_evolution: str | None = None
     archive_to: str | None = None
+    create_path: bool = False
+
+    @property
+    def corrupt_record_column(self) -> str | None:
+        """The column that keeps unreadable lines whole; None when the source has none."""
+        options = {key.lower(): value for key, value in self.options.items()}
+        permissive = options.get("mode", "PERMISSIVE").upper() == "PERMISSIVE"
+        if self.format not in CORRUPT_RECORD_FORMATS or not permissive:
+            return None
+        return options.get("columnnameofcorruptrecord", CORRUPT_RECORD_COLUMN)
 
     @classmethod
     def from_meta(cls, name: str, meta: Mapping[str, Any]) -> "StreamSource":
@@ -49,6 +65,17 @@ class StreamSource:
             raise StreamSourceConfigError(
                 f"Source {name}: meta.stream.format is {meta.get('format')!r}; "
                 f"use one of {', '.join(FORMATS)}."
+            )
+        create_path = meta.get("create_path", False)
+        if not isinstance(create_path, bool):
+            raise StreamSourceConfigError(
+                f"Source {name}: meta.stream.create_path is {create_path!r}; give true (create the "
+                "folder when it does not exist) or false (the default: a missing folder is an error)."
+            )
+        if create_path and fmt not in FILE_FORMATS:
+            raise StreamSourceConfigError(
+                f"Source {name}: meta.stream.create_path creates a landing folder and works for file "
+                f"sources ({', '.join(FILE_FORMATS)}) only; remove it."
             )
         if fmt == "kafka":
             try:
@@ -82,7 +109,7 @@ class StreamSource:
         return cls(
             name=name, format=fmt, path=str(meta["path"]), schema=meta.get("schema"),
             options=options, rescued_data_column=rescued, schema_evolution=evolution,
-            archive_to=str(archive_to) if archive_to else None,
+            archive_to=str(archive_to) if archive_to else None, create_path=create_path,
         )
 
 
@@ -157,29 +184,60 @@ def source_frame(
         if streaming:
             return spark.readStream.format("kafka").options(**source.options).load()
         return spark.read.format("kafka").options(**batch_read_options(source.options)).load()
-    path = lakehouse.landing_path(source.path)
     if source.format not in FILE_FORMATS:
         reader = (spark.readStream if streaming else spark.read).format(source.format)
-        return reader.options(**source.options).load(path)
-    if "://" not in path:
-        os.makedirs(path, exist_ok=True)  # an empty landing folder is a stream with no data yet
+        return reader.options(**source.options).load(lakehouse.landing_path(source.path))
+    path = landing_folder(spark, source, lakehouse)
     schema = file_source_schema(spark, source, lakehouse, path)
     options = dict(source.options)
+    if source.corrupt_record_column:
+        options["columnNameOfCorruptRecord"] = source.corrupt_record_column
     if streaming and source.archive_to:
         options.update(cleanSource="archive", sourceArchiveDir=lakehouse.landing_path(source.archive_to))
     reader = spark.readStream if streaming else spark.read
     paths = list(files) if files is not None and not streaming else path
     if source.rescued_data_column:
         lines = reader.format("text").options(**options).load(paths)
-        return _json_with_rescued_data(lines, source, schema)
+        return _json_with_rescued_data(lines, source.rescued_data_column, schema, options)
     frame = reader.format(source.format).options(**options).schema(schema).load(paths)
     return frame.select("*", "_metadata")
+
+
+def landing_folder(spark: SparkSession, source: StreamSource, lakehouse: Lakehouse) -> str:
+    """The file source's folder, created if the source says `create_path: true`.
+
+    A folder that does not exist is an error otherwise: a mistyped path would be a stream that
+    reads nothing, run after run, looking like "no data yet". Checked through Hadoop's
+    FileSystem, so URIs (s3a://, abfss://, ...) are checked too; on an object store a "folder"
+    exists once an object lies under it (or a create_path marker does).
+    """
+    path = lakehouse.landing_path(source.path)
+    if hadoop_fs.exists(spark, path):
+        return path
+    if not source.create_path:
+        raise StreamSourceConfigError(
+            f"Source {source.name}: its folder {path} (meta.stream.path: {source.path}) does not "
+            "exist. Create the folder, correct meta.stream.path, or set meta.stream.create_path: "
+            "true to have it created empty (a stream with no data yet)."
+        )
+    hadoop_fs.mkdirs(spark, path)
+    return path
+
+
+def _with_corrupt_record_column(schema: StructType, column: str | None) -> StructType:
+    if column is None or column in schema.fieldNames():
+        return schema
+    return StructType(schema.fields + [StructField(column, StringType(), True)])
 
 
 def file_source_schema(
     spark: SparkSession, source: StreamSource, lakehouse: Lakehouse, path: str
 ) -> StructType:
-    declared = StructType.fromDDL(source.schema) if source.schema else None
+    # Without a corrupt-record column Spark turns a value of the wrong type into null, unseen.
+    corrupt = source.corrupt_record_column
+    declared = None
+    if source.schema:
+        declared = _with_corrupt_record_column(StructType.fromDDL(source.schema), corrupt)
     store = source_schemas.SchemaStore(spark, f"{lakehouse.checkpoints}/_source_schemas/{source.name}")
     # Inference reads the files as the stream will, minus options that only make sense for streams.
     read_options = {
@@ -190,14 +248,17 @@ def file_source_schema(
         read_options["mergeSchema"] = "true"  # else Spark takes the schema of one file's footer
     reader = spark.read.format(source.format).options(**read_options)
     try:
-        return source_schemas.current_schema(
+        schema = source_schemas.current_schema(
             spark, source.name, reader, path, store, declared, source.schema_evolution or "none"
         )
     except source_schemas.SourceSchemaError as error:
         raise StreamSourceConfigError(str(error)) from None
+    return _with_corrupt_record_column(schema, corrupt)
 
 
-def _json_with_rescued_data(lines: DataFrame, source: StreamSource, schema: StructType) -> DataFrame:
+def _json_with_rescued_data(
+    lines: DataFrame, rescued_data_column: str, schema: StructType, options: Mapping[str, str]
+) -> DataFrame:
     """JSON lines parsed with the declared schema, plus the fields the schema does not name.
 
     Spark's JSON reader drops fields outside a declared schema without a word. Reading the lines
@@ -205,9 +266,10 @@ def _json_with_rescued_data(lines: DataFrame, source: StreamSource, schema: Stru
     (null when there are none), so a new field in the files is never lost.
     """
     known = schema.fieldNames()
-    parsed = F.from_json("value", schema, dict(source.options))
+    parsed = F.from_json("value", schema, dict(options))
+    # variant values keep their JSON types through to_json: 97 stays 97, not "97" as with string.
     extra = F.map_filter(
-        F.from_json("value", "map<string,string>"),
+        F.from_json("value", "map<string,variant>"),
         lambda key, _: ~F.array_contains(F.array(*[F.lit(name) for name in known]), key),
     )
     return (
@@ -215,7 +277,7 @@ def _json_with_rescued_data(lines: DataFrame, source: StreamSource, schema: Stru
         .select(parsed.alias("record"), extra.alias("extra"), "_metadata")
         .select(
             "record.*",
-            F.when(F.size("extra") > 0, F.to_json("extra")).alias(source.rescued_data_column),
+            F.when(F.size("extra") > 0, F.to_json("extra")).alias(rescued_data_column),
             "_metadata",
         )
     )

@@ -29,13 +29,14 @@ def check_matches_table(spark: SparkSession, model: str, table: str, location: s
         raise StreamingModelError(
             f"Model {model}: table {table} has data but its checkpoint {location} is missing or "
             f"empty, so the stream would process every input again and duplicate rows. Restore "
-            f"the checkpoint, or rebuild the model with `dbt run --full-refresh --select {model}`."
+            f"the checkpoint, or rebuild the model and the models that stream from it with "
+            f"`dbt run --full-refresh --select {model}+`."
         )
     if checkpoint_exists and not table_exists:
         raise StreamingModelError(
             f"Model {model}: checkpoint {location} records processed input but table {table} is "
-            f"gone, so that input would never be written again. Rebuild the model with "
-            f"`dbt run --full-refresh --select {model}`."
+            f"gone, so that input would never be written again. Rebuild the model and the "
+            f"models that stream from it with `dbt run --full-refresh --select {model}+`."
         )
 
 

@@ -37,11 +37,19 @@ _ADVICE = [
     (
         re.compile(r"(LIMIT|Limits?) (is|are) not supported on streaming", re.I),
         "LIMIT",
-        "A stream has no end to count rows to. Filter with WHERE, or aggregate over time "
-        "windows with a watermark.",
+        "A stream has no end to count rows to: a LIMIT counts rows across every run, so once "
+        "it is reached every later row is dropped for good. Filter with WHERE, aggregate over "
+        "time windows with a watermark, or limit when you read the table (LIMIT is allowed "
+        "over an aggregate with output_mode='complete', a top-n recomputed each batch).",
     ),
     (
-        re.compile(r"Non-time-based windows are not supported", re.I),
+        re.compile(r"Offset is not supported on streaming", re.I),
+        "OFFSET",
+        "A stream has no start to skip rows from: an OFFSET counts rows across every run. "
+        "Filter with WHERE instead, or skip rows when you read the table.",
+    ),
+    (
+        re.compile(r"Non-time-based windows are not supported|NON_TIME_WINDOW_NOT_SUPPORTED_IN_STREAMING", re.I),
         "a window function (OVER ...)",
         "Spark streams support time windows only: group by window(<timestamp>, '<duration>') "
         "with a watermark, or compute the window function in a batch model.",
@@ -72,6 +80,9 @@ _CHECKPOINT_CANNOT_FOLLOW = re.compile(
     r"|Provided schema doesn't match to the schema for existing state"
     r"|DELTA_FAILED_TO_MERGE_FIELDS|DELTA_METADATA_MISMATCH|A schema mismatch detected when writing",
 )
+
+
+_NOT_FOUND = re.compile(r"TABLE_OR_VIEW_NOT_FOUND\].*?(?P<name>`[^ ]+`)")
 
 
 class StreamingModelError(RuntimeError):
@@ -110,8 +121,29 @@ def explain(model: str, error: BaseException) -> StreamingModelError:
             f"Model {model} changed in a way its checkpoint cannot follow (different grouping "
             f"keys or output columns, or a stateful operation added or removed). The state and "
             f"table kept from earlier runs fit the old query. Rebuild the model from all input "
-            f"with `dbt run --full-refresh --select {model}` (and refresh the models that "
-            f"stream from it).\nSpark said: {first_line[:400]}"
+            f"with `dbt run --full-refresh --select {model}+` (the `+` rebuilds the models that "
+            f"stream from it too).\nSpark said: {first_line[:400]}"
+        )
+    if "DIFFERENT_DELTA_TABLE_READ_BY_STREAMING_SOURCE" in text:
+        return StreamingModelError(
+            f"Model {model} streams from a table that was rebuilt (a full refresh, or dropped "
+            f"and created again) after this model's checkpoint last read it, so the checkpoint's "
+            f"positions belong to the old table. Rebuild this model from the new table with "
+            f"`dbt run --full-refresh --select {model}+`; next time, rebuild an upstream model "
+            f"with its readers: `dbt run --full-refresh --select <upstream>+`."
+        )
+    if "Queries without streaming sources" in text:
+        return StreamingModelError(
+            f"Model {model} is a streaming_table but reads no stream. Read at least one input "
+            f"as a stream: stream({{{{ ref('<model>') }}}}) or a source declared with meta.stream; "
+            f"for a model recomputed from batch reads each run, use materialized='table'."
+        )
+    missing = _NOT_FOUND.search(text)
+    if missing:
+        return StreamingModelError(
+            f"Model {model} reads {missing['name']}, which does not exist yet. Build what it "
+            f"reads first: `dbt run --select +{model}` runs the model and everything upstream "
+            f"of it. If {missing['name']} is not a model or a seed, check its name."
         )
     for pattern, operation, _ in _ADVICE:
         if pattern.search(text):

@@ -13,36 +13,44 @@
 #}
 {% materialization copy_into, adapter='spark' %}
     {%- set target_relation = this.incorporate(type='table') -%}
+    {%- set settings = streaming_model_settings() -%}
     {%- set source = copy_into_source() -%}
     {%- set load_log = adapter.checkpoint_location(
         config.get('load_log_location', none), target_relation.schema, target_relation.identifier
     ) -%}
-    {%- set partition_by = config.get('partition_by', none) -%}
     {%- set force = config.get('force', var('copy_into_force', false)) -%}
 
     {{ run_hooks(pre_hooks) }}
 
-    {%- if should_full_refresh() -%}
-        {%- do adapter.reset_streaming_table(target_relation.render(), load_log) -%}
+    {%- if adapter.empty_run() -%}
+        {#- --empty: loading no rows would still mark the files loaded; load nothing, log nothing -#}
+        {%- do store_raw_result(
+            name='main', code='EMPTY', rows_affected=0,
+            message='EMPTY run: no files loaded (table and load log untouched)'
+        ) -%}
+    {%- else -%}
+        {%- if should_full_refresh() -%}
+            {%- do adapter.reset_streaming_table(target_relation.render(), load_log) -%}
+        {%- endif -%}
+
+        {%- set summary = adapter.run_copy_into(
+            model['name'],
+            sql,
+            source.name,
+            source.meta,
+            target_relation.render(),
+            load_log,
+            force in [true, 'true', 'True'],
+            settings.append_new_columns,
+            settings.partition_by,
+            settings.tblproperties
+        ) -%}
+        {%- do store_raw_result(
+            name='main', message=summary['message'], code='COPIED', rows_affected=summary['rows_loaded']
+        ) -%}
+
+        {% do persist_docs(target_relation, model) %}
     {%- endif -%}
-
-    {%- set summary = adapter.run_copy_into(
-        model['name'],
-        sql,
-        source.name,
-        source.meta,
-        target_relation.render(),
-        load_log,
-        force in [true, 'true', 'True'],
-        appends_new_columns('copy_into'),
-        [partition_by] if partition_by is string else (partition_by or []),
-        config.get('tblproperties', {})
-    ) -%}
-    {%- do store_raw_result(
-        name='main', message=summary['message'], code='COPIED', rows_affected=summary['rows_loaded']
-    ) -%}
-
-    {% do persist_docs(target_relation, model) %}
 
     {{ run_hooks(post_hooks) }}
 

@@ -3,7 +3,7 @@
   a Delta table, each model with its own checkpoint. Every run processes only the input that
   arrived since the last one.
 
-  Config (see streaming_table_config.sql for the checks):
+  Config (checked in python_runners/streaming_config.py, see streaming_table_config.sql):
     output_mode          'append' (default), 'complete', or 'update' (with unique_key: each
                          batch's changed rows MERGEd into the table)
     unique_key           column or list of columns identifying a row (update mode)
@@ -19,39 +19,51 @@
 #}
 {% materialization streaming_table, adapter='spark' %}
     {%- set target_relation = this.incorporate(type='table') -%}
-    {%- set settings = streaming_table_config(target_relation) -%}
+    {%- set settings = streaming_model_settings() -%}
     {%- set source_view = model['name'] ~ '__stream_src' -%}
 
     {{ run_hooks(pre_hooks) }}
 
-    {%- if should_full_refresh() -%}
-        {%- do adapter.reset_streaming_table(target_relation.render(), settings.checkpoint) -%}
+    {#- Resolved and checked before anything is dropped or started (streaming_queries.py) -#}
+    {%- do adapter.create_stream_view(
+        model['name'], sql, source_view, settings.watermark, settings.output_mode
+    ) -%}
+
+    {%- if adapter.empty_run() -%}
+        {#- --empty: the query resolved against its inputs; no stream started, no checkpoint or
+            existing table touched; a model never built gets its table with no rows -#}
+        {%- set created = adapter.create_empty_table(
+            source_view, target_relation.render(), settings.partition_by, settings.tblproperties
+        ) -%}
+        {%- do store_raw_result(
+            name='main', code='EMPTY', rows_affected=0,
+            message='EMPTY run: query checked, no stream started, '
+                ~ ('table created with no rows' if created else 'table and checkpoint untouched')
+        ) -%}
+    {%- else -%}
+        {%- if should_full_refresh() -%}
+            {%- do adapter.reset_streaming_table(target_relation.render(), settings.checkpoint) -%}
+        {%- endif -%}
+
+        {%- set summary = adapter.run_streaming_write(
+            model['name'],
+            source_view,
+            target_relation.render(),
+            settings.output_mode,
+            settings.trigger,
+            settings.checkpoint,
+            settings.partition_by,
+            settings.tblproperties,
+            settings.dedupe,
+            settings.unique_key,
+            settings.append_new_columns,
+            settings.model_trigger
+        ) -%}
+        {%- do store_raw_result(
+            name='main', message=summary['message'], code='STREAMED', rows_affected=summary['input_rows']
+        ) -%}
+        {%- do persist_docs(target_relation, model) -%}
     {%- endif -%}
-
-    {% call statement('main') -%}
-        create or replace temporary view {{ source_view }} as
-        {{ adapter.streaming_sql(model['name'], sql, settings.watermark) }}
-    {%- endcall %}
-
-    {%- set summary = adapter.run_streaming_write(
-        model['name'],
-        source_view,
-        target_relation.render(),
-        settings.output_mode,
-        settings.trigger,
-        settings.checkpoint,
-        settings.partition_by,
-        settings.tblproperties,
-        settings.dedupe,
-        settings.unique_key,
-        settings.append_new_columns,
-        settings.model_trigger
-    ) -%}
-    {%- do store_raw_result(
-        name='main', message=summary['message'], code='STREAMED', rows_affected=summary['input_rows']
-    ) -%}
-
-    {% do persist_docs(target_relation, model) %}
 
     {{ run_hooks(post_hooks) }}
 

@@ -8,13 +8,21 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 from dbt.adapters.base.impl import AdapterTrackingRelationInfo
 from dbt.adapters.base.meta import available
 from dbt.adapters.spark.impl import SparkAdapter
-from dbt_common.exceptions import DbtRuntimeError
+from dbt.flags import get_flags
+from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
 from dbt.adapters.spark_streaming.__version__ import version
 from dbt.adapters.spark_streaming.connections import SparkStreamingConnectionManager, session_for
-from python_runners import checkpoints, delta_tables, live_progress, serving, stream_progress
+from python_runners import (
+    checkpoints,
+    delta_tables,
+    live_progress,
+    serving,
+    stream_progress,
+    streaming_queries,
+)
 from python_runners.copy_into import CopyInto, copy_source_view, run_copy_into
-from python_runners.event_time import Dedupe, EventTimeConfigError, Watermark, with_watermarks
+from python_runners.event_time import Dedupe, EventTimeConfigError, Watermark
 from python_runners.lakehouse import Lakehouse
 from python_runners.stream_sources import (
     StreamSource,
@@ -22,6 +30,7 @@ from python_runners.stream_sources import (
     register_source_view,
 )
 from python_runners.streaming_catalog import catalog_stats, describe_trigger, table_properties
+from python_runners.streaming_config import StreamingConfigError, checked_settings
 from python_runners.streaming_errors import StreamingModelError
 from python_runners.streaming_writes import StreamingWrite, run_streaming_write
 from python_runners.triggers import Trigger
@@ -66,6 +75,17 @@ class SparkStreamingAdapter(SparkAdapter):
         return lakehouse.checkpoint_path(configured or f"{schema}/{identifier}")
 
     @available
+    def streaming_model_settings(
+        self, node: Mapping[str, Any], nodes: Mapping[str, Any], run_wide_trigger: Any = None
+    ) -> dict:
+        """A streaming_table or copy_into model's config checked (at compile time and by the
+        materialisation, no Spark needed): its settings, or a Compilation Error naming it."""
+        try:
+            return checked_settings(node, nodes.values(), run_wide_trigger)
+        except StreamingConfigError as error:
+            raise CompilationError(str(error)) from None
+
+    @available
     def register_source_view(
         self, source_name: str, stream_meta: Mapping[str, Any], streaming: bool = True
     ) -> str:
@@ -77,13 +97,45 @@ class SparkStreamingAdapter(SparkAdapter):
             raise DbtRuntimeError(str(error)) from None
 
     @available
-    def streaming_sql(self, model: str, sql: str, watermark: Any) -> str:
-        """The model's SQL with its configured watermarks on the streaming inputs that have their columns."""
+    def create_stream_view(
+        self, model: str, sql: str, view: str, watermark: Any, output_mode: str
+    ) -> None:
+        """The model's query as the temp view its stream starts from, each configured watermark on
+        the streaming inputs that have its column; resolved and checked, nothing started."""
+        if self.empty_run():
+            sql = streaming_queries.without_empty_refs(sql)
         try:
             watermarks = Watermark.list_from_config(model, watermark)
-            return with_watermarks(self._spark(), model, sql, watermarks)
-        except EventTimeConfigError as error:
+            streaming_queries.create_stream_view(
+                self._spark(), model, sql, view, watermarks, output_mode
+            )
+        except (EventTimeConfigError, StreamingModelError) as error:
             raise DbtRuntimeError(str(error)) from None
+
+    @available
+    def empty_run(self) -> bool:
+        """`dbt run --empty`: a streaming model checks its query and starts no stream."""
+        return bool(getattr(get_flags(), "EMPTY", False))
+
+    @available
+    def create_empty_table(
+        self,
+        source_view: str,
+        target_table: str,
+        partition_by: Optional[Sequence[str]] = None,
+        table_properties: Optional[Mapping[str, str]] = None,
+    ) -> bool:
+        """`--empty` on a model never built: its table with no rows (as dbt's --empty builds),
+        so the models that read it can be checked too; True if it was created. The next run
+        streams into it from the start of its input, as into any new table."""
+        spark = self._spark()
+        if spark.catalog.tableExists(target_table):
+            return False
+        delta_tables.create_if_missing(
+            spark, target_table, spark.table(source_view).schema, tuple(partition_by or ()),
+            dict(table_properties or {}),
+        )
+        return True
 
     @available
     def run_streaming_write(

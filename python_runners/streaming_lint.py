@@ -2,7 +2,7 @@
 
 dbt parses the project (no Spark needed) to say which models are `streaming_table`s, with
 their config resolved the way dbt resolves it; sqlfluff parses each one's SQL with the
-project's `.sqlfluff`. ORDER BY (outside an aggregate in complete mode), LIMIT, window functions
+project's `.sqlfluff`. ORDER BY and LIMIT (outside an aggregate in complete mode), window functions
 (OVER ...) and DISTINCT aggregates are reported with the advice the run-time error gives.
 """
 
@@ -78,7 +78,8 @@ def _operation(segment, model: StreamingModel) -> str | None:
         if not inside_window and model.output_mode != "complete":
             return "ORDER BY"
     elif segment.is_type("limit_clause"):
-        return "LIMIT"
+        if model.output_mode != "complete":  # a top-n over an aggregate is recomputed each batch
+            return "LIMIT"
     elif segment.is_type("over_clause"):
         return "a window function (OVER ...)"
     elif segment.is_type("function"):

@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Optional, Sequence
 
 from dbt.cli.main import dbtRunner, dbtRunnerResult
+from dbt_common.events.base_types import EventMsg
 
 from python_runners.lakehouse import REPO_ROOT
 
 PROFILES_DIR = REPO_ROOT / "profiles"
 
 
-def invoke_dbt(args: Sequence[str], project_dir: str | None = None) -> dbtRunnerResult:
+def invoke_dbt(
+    args: Sequence[str], project_dir: str | None = None,
+    callbacks: Optional[Sequence[Callable[[EventMsg], None]]] = None,
+) -> dbtRunnerResult:
+    """`callbacks` hear each of dbt's events (e.g. NodeStart), in the thread that fires it."""
     full_args = [*args, "--project-dir", str(project_dir or REPO_ROOT)]
     if "--profiles-dir" not in args:
         full_args += ["--profiles-dir", str(PROFILES_DIR)]
-    return dbtRunner().invoke(full_args)
+    return dbtRunner(callbacks=list(callbacks or [])).invoke(full_args)
 
 
 def run_dbt(args: Sequence[str], project_dir: str | None = None) -> dbtRunnerResult:

@@ -78,6 +78,13 @@ class LiveProgress:
                 self._live.stop()
                 self._live = None
 
+    def stop_live(self) -> None:
+        """Take the live table down now, so that a message printed next is not drawn over."""
+        with self._lock:
+            if self._live is not None:
+                self._live.stop()
+                self._live = None
+
     def batch(self, progress: dict) -> None:
         fields = batch_fields(progress)
         with self._lock:

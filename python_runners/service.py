@@ -48,18 +48,30 @@ def main(args: argparse.Namespace) -> int:
 
 def start(lakehouse: Lakehouse, trigger: str, select: Optional[Sequence[str]], project_dir: Optional[str]) -> int:
     running = service_status.read(lakehouse)
-    if running and running["state"] == "serving":
-        print(f"The service is already running (process {running['pid']}); "
+    if running and running["state"] in service_status.LIVE_STATES:
+        print(f"The service is already running (process {running['pid']}, {running['state']}); "
               "`python -m python_runners service stop` stops it.", file=sys.stderr)
         return 1
-    from python_runners.dbt_invocation import invoke_dbt, describe_failure  # dbt is slow to import
+    status_file = service_status.StatusFile(lakehouse)
+    status_file.write(state="starting")  # before dbt's import and parse, which take seconds
+    from python_runners import interruption  # with pyspark and dbt, slow to import
+    from python_runners.dbt_invocation import invoke_dbt, describe_failure
+
+    def catching_up(event) -> None:
+        if event.info.name == "NodeStart":  # a model's availableNow pass, before serving
+            status_file.write(state="catching up", model=event.data.node_info.node_name)
 
     args = ["run", "--vars", f"{{stream_trigger: '{trigger}'}}"]
     if select:
         args += ["--select", *select]
-    result = invoke_dbt(args, project_dir)
+    try:
+        result = invoke_dbt(args, project_dir, callbacks=[catching_up])
+    finally:
+        if service_status.read(lakehouse)["state"] != "stopped":  # ended before serving
+            status_file.write(state="stopped")
     if not result.success:
-        print(f"The service stopped: {describe_failure(result)}", file=sys.stderr)
+        if not interruption.interrupted():  # Ctrl-C: the line saying what stopped is out
+            print(f"The service stopped: {describe_failure(result)}", file=sys.stderr)
         return 1
     return 0
 
@@ -69,7 +81,8 @@ def status(lakehouse: Lakehouse) -> int:
     if current is None:
         print("The service has not run in this lakehouse.")
         return 1
-    print(f"service: {current['state']} (process {current['pid']}, started {current['started_at']}, "
+    state = f"{current['state']}: {current['model']}" if current.get("model") else current["state"]
+    print(f"service: {state} (process {current['pid']}, started {current['started_at']}, "
           f"updated {current['updated_at']})")
     for query in current["queries"]:
         progress = query["last_progress"] or {}
@@ -89,11 +102,13 @@ def status(lakehouse: Lakehouse) -> int:
 
 def stop(lakehouse: Lakehouse) -> int:
     current = service_status.read(lakehouse)
-    if current is None or current["state"] != "serving":
+    if current is None or current["state"] not in service_status.LIVE_STATES:
         print("The service is not running.")
         return 0
     pid = current["pid"]
-    os.kill(pid, signal.SIGTERM)
+    # Serving stops on SIGTERM between batches; before that dbt is running models, which stop
+    # on Ctrl-C (SIGINT) and resume from their checkpoints next time.
+    os.kill(pid, signal.SIGTERM if current["state"] == "serving" else signal.SIGINT)
     print(f"Stopping the service (process {pid}): each query stops after its current batch ...")
     if not service_status.wait_until_gone(pid, STOP_TIMEOUT_SECONDS):
         print(f"Process {pid} is still running after {STOP_TIMEOUT_SECONDS} s.", file=sys.stderr)

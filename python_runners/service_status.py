@@ -1,6 +1,8 @@
 """The always-on service's status file: which queries run, their restarts and last progress.
 
-Written by the serving process every 2 seconds, read by `python -m python_runners service status` from
+The service writes it as it starts ("starting"), while dbt catches each model up ("catching up",
+naming the model), then every 2 seconds while serving ("serving"), and at the end ("stopped").
+Read by `python -m python_runners service status` from
 any other process (the embedded metastore admits one process, a file does not).
 """
 
@@ -17,6 +19,9 @@ from python_runners.lakehouse import Lakehouse
 from python_runners.progress_table import last_batch
 
 
+LIVE_STATES = ("starting", "catching up", "serving")
+
+
 def status_path(lakehouse: Lakehouse) -> Path:
     return Path(lakehouse.root) / "service" / "status.json"
 
@@ -24,13 +29,15 @@ def status_path(lakehouse: Lakehouse) -> Path:
 class StatusFile:
     def __init__(self, lakehouse: Lakehouse):
         self.path = status_path(lakehouse)
-        self.started_at = _now()
+        self.started_at = _process_started_at()
 
-    def write(self, queries: Iterable[Any], stopped: bool = False) -> None:
-        """`queries`: serving.ServedQuery objects."""
+    def write(self, queries: Iterable[Any] = (), stopped: bool = False, state: Optional[str] = None,
+              model: Optional[str] = None) -> None:
+        """`queries`: serving.ServedQuery objects; `model`: the one catching up."""
         status = {
             "pid": os.getpid(),
-            "state": "stopped" if stopped else "serving",
+            "state": state or ("stopped" if stopped else "serving"),
+            "model": model,
             "started_at": self.started_at,
             "updated_at": _now(),
             "queries": [_query_status(served) for served in queries],
@@ -46,7 +53,7 @@ def read(lakehouse: Lakehouse) -> Optional[dict]:
     if not path.exists():
         return None
     status = json.loads(path.read_text())
-    if status["state"] == "serving" and not _alive(status["pid"]):
+    if status["state"] in LIVE_STATES and not _alive(status["pid"]):
         status["state"] = "dead"  # killed without a chance to say so
     return status
 
@@ -77,6 +84,16 @@ def _alive(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+_started_at: Optional[str] = None
+
+
+def _process_started_at() -> str:
+    """When this process first wrote its status: the service's start, whoever writes next."""
+    global _started_at
+    _started_at = _started_at or _now()
+    return _started_at
 
 
 def _now() -> str:

@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Optional
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from python_runners import live_progress, service_status, stream_progress, streaming_writes
+from python_runners import interruption, live_progress, service_status, stream_progress, streaming_writes
 from python_runners.lakehouse import Lakehouse
 from python_runners.progress_table import last_batch
 from python_runners.streaming_errors import StreamingModelError, root_cause
@@ -58,7 +58,8 @@ def serve_until_stopped(spark: SparkSession, log: Log = print) -> list[str]:
     if not queries:
         return []
     stop_requested = threading.Event()
-    restore = _install_handlers(stop_requested)
+    signals: list[int] = []
+    restore = _install_handlers(stop_requested, signals)
     recorder = stream_progress.recorder(spark)
     status = service_status.StatusFile(Lakehouse.from_env())
     log(f"Serving {len(queries)} streaming queries ({', '.join(q.name for q in queries)}); "
@@ -80,6 +81,12 @@ def serve_until_stopped(spark: SparkSession, log: Log = print) -> list[str]:
     finally:
         restore()
         stop_between_batches(served.query for served in queries)
+        if signals:
+            log(interruption.stopped_message(
+                "Ctrl-C" if signals[0] == signal.SIGINT else signal.Signals(signals[0]).name,
+                [served.name for served in queries],
+                " after its current batch" if len(queries) == 1 else " after their current batch",
+            ))
         _flush(spark, recorder, log)
         status.write(queries, stopped=True)
     return [served.name for served in queries]
@@ -165,12 +172,17 @@ def stop_between_batches(queries: Iterable[StreamingQuery], timeout_seconds: flo
         query.stop()
 
 
-def _install_handlers(stop_requested: threading.Event) -> Callable[[], None]:
+def _install_handlers(stop_requested: threading.Event, received: list[int]) -> Callable[[], None]:
     if threading.current_thread() is not threading.main_thread():
         return lambda: None  # only the main thread may set handlers; Ctrl-C still interrupts
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def stop(sig: int, _frame) -> None:
+        received.append(sig)
+        stop_requested.set()
+
     for sig in previous:
-        signal.signal(sig, lambda *_: stop_requested.set())
+        signal.signal(sig, stop)
 
     def restore() -> None:
         for sig, handler in previous.items():

@@ -52,6 +52,7 @@ def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str]
         "spark.driver.extraJavaOptions": " ".join([
             *derby_java_options(metastore, metastore_url),
             f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
+            f"-Dlakehouse.spark.log={spark_log_path(lakehouse)}",
         ]),
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
@@ -60,6 +61,13 @@ def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str]
         # Delta rebuilds table state with 50 tasks by default: seconds of overhead per commit on a laptop.
         "spark.databricks.delta.snapshotPartitions": os.environ.get("DELTA_SNAPSHOT_PARTITIONS", "2"),
     }
+
+
+def spark_log_path(lakehouse: Lakehouse) -> str:
+    """Spark's own log (its Java stack traces): under the lakehouse, or dbt's logs/ when the
+    lakehouse is remote storage."""
+    local = "://" not in lakehouse.root and not lakehouse.root.startswith("file:")
+    return str(Path(lakehouse.root if local else Path.cwd()) / "logs" / "spark.log")
 
 
 def get_or_create_session(
@@ -90,6 +98,11 @@ def get_or_create_session(
     startup_seconds = time.perf_counter() - started
     _session.sparkContext.setLogLevel(os.environ.get("SPARK_LOG_LEVEL", "ERROR"))
     _lakehouse = lakehouse
+    return _session
+
+
+def active_session() -> Optional[SparkSession]:
+    """This process's session if one was built, without building one."""
     return _session
 
 

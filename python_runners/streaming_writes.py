@@ -11,7 +11,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 from py4j.protocol import Py4JJavaError
 
-from python_runners import checkpoints, delta_tables, live_progress, stream_progress, streaming_catalog
+from python_runners import (
+    checkpoints, delta_tables, interruption, live_progress, stream_progress, streaming_catalog,
+)
 from python_runners.event_time import Dedupe
 from python_runners.merge_writes import merge_writer
 from python_runners.session import claim_lakehouse_for
@@ -78,6 +80,7 @@ def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSum
         except (PySparkException, Py4JJavaError) as error:
             _stop_quietly(catch_up)
             raise explain(write.model, error) from None
+        interruption.refuse_if_interrupted(write.model)  # stopped by Ctrl-C, not caught up
         progress.wait_until_heard(catch_up)
     written = delta_tables.rows_written_since(spark, write.target_table, version_before)
     # A new table has them from its creation; an older one gets them (or changes) here, between
@@ -112,6 +115,7 @@ def start_streaming_write(spark: SparkSession, write: StreamingWrite) -> Streami
             f"columns, window included)."
         )
     _refuse_running_twice(spark, write)
+    interruption.refuse_if_interrupted(write.model)
     claim_lakehouse_for(write.model)
     frame = spark.table(write.source_view)
     if write.dedupe is not None:

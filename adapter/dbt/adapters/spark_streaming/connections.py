@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from dbt.adapters.contracts.connection import Connection
 from dbt_common.exceptions import DbtRuntimeError
@@ -13,6 +15,7 @@ from dbt.adapters.spark.connections import (
     SparkCredentials,
 )
 
+from python_runners import interruption
 from python_runners.run_lock import LakehouseBusyError
 from python_runners.session import DEFAULT_MASTER, get_or_create_session
 
@@ -58,6 +61,10 @@ def session_for(credentials: SparkStreamingCredentials):
 class SparkStreamingConnectionManager(SparkConnectionManager):
     TYPE = "spark_streaming"
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        interruption.reset()  # one per dbt invocation: an earlier one's Ctrl-C is over
+
     @classmethod
     def open(cls, connection: Connection) -> Connection:
         if connection.state != "open":
@@ -67,3 +74,23 @@ class SparkStreamingConnectionManager(SparkConnectionManager):
             except LakehouseBusyError as busy:
                 raise DbtRuntimeError(str(busy)) from None
         return super().open(connection)
+
+    @contextmanager
+    def exception_handler(self, sql: str) -> Iterator[None]:
+        # dbt-spark re-raises every error as DbtRuntimeError(str(error)). One that already is a
+        # DbtRuntimeError says what went wrong (e.g. the run lock's message from open()); wrapped
+        # again at each nesting level (statement, macro, ...) it would sit under several
+        # "Runtime Error" headings.
+        try:
+            yield
+        except DbtRuntimeError:
+            raise
+        except Exception as error:
+            with super().exception_handler(sql):
+                raise error
+
+    def cancel_open(self) -> list[str]:
+        """dbt cancels the open connections on Ctrl-C (and --fail-fast): here, streams run on them."""
+        if isinstance(sys.exc_info()[1], KeyboardInterrupt):  # called while dbt handles it
+            interruption.stop_streams("Ctrl-C")
+        return super().cancel_open()

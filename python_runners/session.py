@@ -13,12 +13,14 @@ session. Static settings only apply to the first build in a process.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
 from pathlib import Path
 from typing import Mapping, Optional
 
+from pyspark.logger import PySparkLogger
 from pyspark.sql import SparkSession
 
 from python_runners import run_lock
@@ -97,8 +99,21 @@ def get_or_create_session(
     _session = builder.enableHiveSupport().getOrCreate()
     startup_seconds = time.perf_counter() - started
     _session.sparkContext.setLogLevel(os.environ.get("SPARK_LOG_LEVEL", "ERROR"))
+    _query_errors_to_file(Path(spark_log_path(lakehouse)).with_name("pyspark.log"))
     _lakehouse = lakehouse
     return _session
+
+
+def _query_errors_to_file(path: Path) -> None:
+    """pyspark logs every SQL error it raises, with the Java stack trace, as a JSON line on
+    stderr, before the error reaches us to be explained: keep those lines in a file instead."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        logger = PySparkLogger.getLogger(name)
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+        logger.addHandler(logging.FileHandler(path, delay=True))
+        logger.propagate = False
 
 
 def active_session() -> Optional[SparkSession]:

@@ -206,8 +206,10 @@ def test_dbt_show_of_a_model_never_built_says_to_build_it(dbt, project):
     ) in failure_messages(result)
 
 
-def test_an_unbuilt_upstream_says_what_to_build_first(dbt, project, spark):
+def test_an_unbuilt_upstream_says_what_to_build_first(dbt, project, spark, capfd):
+    capfd.readouterr()
     result = run(dbt, project, "--select", "unbuilt_reader")
+    terminal = "".join(capfd.readouterr())
 
     assert not result.success
     message = failure_messages(result)
@@ -217,6 +219,7 @@ def test_an_unbuilt_upstream_says_what_to_build_first(dbt, project, spark):
         "upstream of it. If `mistakes`.`never_built` is not a model or a seed, check its name."
     ) in message
     assert "DROP VIEW" not in message and "+- " not in message
+    assert "org.apache.spark" not in terminal and "DROP VIEW" not in terminal  # kept in logs/
     assert not exists(spark, "unbuilt_reader")
 
     result = run(dbt, project, "--select", "+unbuilt_reader")

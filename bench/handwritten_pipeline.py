@@ -111,7 +111,7 @@ def bronze(spark: SparkSession, lakehouse: Lakehouse):
     lines = spark.readStream.format("text").load(lakehouse.landing_path("recordings"))
     options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_corrupt_record"}
     extra_fields = F.map_filter(
-        F.from_json("value", "map<string,string>"),
+        F.from_json("value", "map<string,variant>"),
         lambda key, _: ~key.isin(RECORDING_FIELDS),
     )
     return (

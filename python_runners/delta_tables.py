@@ -18,10 +18,11 @@ def create_if_missing(
     schema: StructType,
     partition_by: Sequence[str] = (),
     properties: Mapping[str, str] | None = None,
-) -> None:
-    """Create the table before the stream starts, so partitioning and properties hold from version 0."""
+) -> bool:
+    """Create the table before the stream starts, so partitioning and properties hold from version 0.
+    True if it was created here."""
     if spark.catalog.tableExists(table):
-        return
+        return False
     _clear_interrupted_create(spark, table)
     builder = DeltaTable.createIfNotExists(spark).tableName(table).addColumns(schema)
     if partition_by:
@@ -29,6 +30,7 @@ def create_if_missing(
     for key, value in (properties or {}).items():
         builder = builder.property(key, str(value))
     builder.execute()
+    return True
 
 
 def drop_if_exists(spark: SparkSession, table: str) -> None:

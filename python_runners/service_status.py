@@ -31,12 +31,12 @@ class StatusFile:
         self.path = status_path(lakehouse)
         self.started_at = _process_started_at()
 
-    def write(self, queries: Iterable[Any] = (), stopped: bool = False, state: Optional[str] = None,
+    def write(self, queries: Iterable[Any] = (), state: str = "serving",
               model: Optional[str] = None) -> None:
         """`queries`: serving.ServedQuery objects; `model`: the one catching up."""
         status = {
             "pid": os.getpid(),
-            "state": state or ("stopped" if stopped else "serving"),
+            "state": state,
             "model": model,
             "started_at": self.started_at,
             "updated_at": _now(),

@@ -88,7 +88,7 @@ def serve_until_stopped(spark: SparkSession, log: Log = print) -> list[str]:
                 " after its current batch" if len(queries) == 1 else " after their current batch",
             ))
         _flush(spark, recorder, log)
-        status.write(queries, stopped=True)
+        status.write(queries, state="stopped")
     return [served.name for served in queries]
 
 

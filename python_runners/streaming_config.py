@@ -15,6 +15,7 @@ from python_runners.lakehouse import Lakehouse
 from python_runners.triggers import Trigger
 
 STREAMING_MATERIALIZATIONS = ("streaming_table", "copy_into")
+OUTPUT_MODES = ("append", "complete", "update")
 
 
 class StreamingConfigError(ValueError):
@@ -38,7 +39,7 @@ def checked_settings(
         return settings
 
     output_mode = config.get("output_mode") or "append"
-    if output_mode not in ("append", "complete", "update"):
+    if output_mode not in OUTPUT_MODES:
         raise StreamingConfigError(
             f"Model {name}: output_mode {output_mode!r} is not supported by streaming_table. "
             "Allowed values: 'append' (each input row written once), 'complete' (an aggregate "

@@ -17,10 +17,10 @@ from python_runners import (
 from python_runners.event_time import Dedupe
 from python_runners.merge_writes import merge_writer
 from python_runners.session import claim_lakehouse_for
+from python_runners.streaming_config import OUTPUT_MODES
 from python_runners.streaming_errors import StreamingModelError, explain
 from python_runners.triggers import Trigger
 
-OUTPUT_MODES = ("append", "complete", "update")
 
 
 @dataclass(frozen=True)

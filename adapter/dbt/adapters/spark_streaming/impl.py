@@ -129,13 +129,10 @@ class SparkStreamingAdapter(SparkAdapter):
         so the models that read it can be checked too; True if it was created. The next run
         streams into it from the start of its input, as into any new table."""
         spark = self._spark()
-        if spark.catalog.tableExists(target_table):
-            return False
-        delta_tables.create_if_missing(
+        return delta_tables.create_if_missing(
             spark, target_table, spark.table(source_view).schema, tuple(partition_by or ()),
             dict(table_properties or {}),
         )
-        return True
 
     @available
     def run_streaming_write(

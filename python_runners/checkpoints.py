@@ -22,8 +22,12 @@ def delete(spark: SparkSession, location: str) -> None:
     hadoop_fs.delete(spark, location)
 
 
-def check_matches_table(spark: SparkSession, model: str, table: str, location: str) -> None:
-    table_exists = spark.catalog.tableExists(table)
+def check_matches_table(
+    spark: SparkSession, model: str, table: str, location: str, table_exists: bool | None = None
+) -> None:
+    """`table_exists`: already known by the caller, saves asking the catalog."""
+    if table_exists is None:
+        table_exists = spark.catalog.tableExists(table)
     checkpoint_exists = has_progress(spark, location)
     if table_exists and not checkpoint_exists and _has_rows(spark, table):
         raise StreamingModelError(

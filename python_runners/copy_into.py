@@ -112,11 +112,12 @@ def run_copy_into(spark: SparkSession, copy: CopyInto, lakehouse: Lakehouse) -> 
         load = log.plan(next_id, to_load, forced=force)
         rows_loaded += _write_load(spark, copy, lakehouse, log, app_id, load)
         files_loaded += len(to_load)
-    elif not spark.catalog.tableExists(copy.target_table):
+    elif not delta_tables.snapshot(spark, copy.target_table).exists:
         _create_empty_table(spark, copy, lakehouse)
 
-    if spark.catalog.tableExists(copy.target_table):
-        streaming_catalog.record(spark, copy.target_table, _properties(copy))
+    table = delta_tables.snapshot(spark, copy.target_table)
+    if table.exists:
+        streaming_catalog.record(spark, copy.target_table, _properties(copy), current=table.properties)
     redone_paths = {f.path for f in redone.files} if redone is not None else set()
     return CopySummary(
         files_loaded=files_loaded,
@@ -137,9 +138,10 @@ def _write_load(
         )
         source.createOrReplaceTempView(copy.source_view)
         frame = spark.sql(copy.sql)
-        version_before = delta_tables.current_version(spark, copy.target_table)
+        before = delta_tables.snapshot(spark, copy.target_table)
         delta_tables.create_if_missing(
-            spark, copy.target_table, frame.schema, copy.partition_by, _properties(copy)
+            spark, copy.target_table, frame.schema, copy.partition_by, _properties(copy),
+            exists=before.exists,
         )
         writer = (
             frame.write.format("delta").mode("append")
@@ -150,7 +152,7 @@ def _write_load(
         writer.saveAsTable(copy.target_table)
     except (PySparkException, Py4JJavaError) as error:
         raise explain(copy.model, error) from None
-    rows = delta_tables.rows_written_since(spark, copy.target_table, version_before)
+    rows = delta_tables.rows_written_since(spark, copy.target_table, before.version)
     log.mark_loaded(load.load_id, rows)
     return rows
 

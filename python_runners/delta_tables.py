@@ -1,15 +1,46 @@
-"""The Delta tables streaming models write to."""
+"""The Delta tables streaming models write to.
+
+Facts about a table (does it exist, its version, its properties, what recent commits wrote) are
+read from its Delta log, the way Delta itself plans a query: the catalog entry, the log's commit
+files since the last checkpoint and the checksum file. `DeltaTable.detail()` and `.history()`
+would each run a Spark job over the whole table state or history, seconds per model per run.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from delta.tables import DeltaTable
+from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
+from py4j.protocol import Py4JJavaError
 
 from python_runners import hadoop_fs
 from python_runners.streaming_errors import StreamingModelError
+
+_NOT_FOUND = ("TABLE_OR_VIEW_NOT_FOUND", "NoSuchTableException", "SCHEMA_NOT_FOUND", "NoSuchDatabaseException")
+
+
+@dataclass(frozen=True)
+class TableSnapshot:
+    exists: bool
+    version: int = -1  # the latest Delta version; -1 when there is no table (or no Delta log)
+    properties: Mapping[str, str] = field(default_factory=dict)
+
+
+def snapshot(spark: SparkSession, table: str) -> TableSnapshot:
+    """The table as of now: one catalog lookup and a read of its Delta log, no Spark job."""
+    log = _delta_log(spark, table)
+    if log is None:
+        return TableSnapshot(exists=False)
+    jvm = spark._jvm
+    latest = log.update(False, jvm.scala.Option.empty(), jvm.scala.Option.empty())
+    if latest.version() < 0:
+        return TableSnapshot(exists=True)
+    properties = jvm.scala.jdk.javaapi.CollectionConverters.asJava(latest.metadata().configuration())
+    return TableSnapshot(exists=True, version=int(latest.version()), properties=dict(properties))
 
 
 def create_if_missing(
@@ -18,10 +49,11 @@ def create_if_missing(
     schema: StructType,
     partition_by: Sequence[str] = (),
     properties: Mapping[str, str] | None = None,
+    exists: bool | None = None,
 ) -> bool:
     """Create the table before the stream starts, so partitioning and properties hold from version 0.
-    True if it was created here."""
-    if spark.catalog.tableExists(table):
+    True if it was created here. `exists`: already known by the caller, saves asking the catalog."""
+    if exists if exists is not None else spark.catalog.tableExists(table):
         return False
     _clear_interrupted_create(spark, table)
     builder = DeltaTable.createIfNotExists(spark).tableName(table).addColumns(schema)
@@ -39,24 +71,49 @@ def drop_if_exists(spark: SparkSession, table: str) -> None:
 
 def current_version(spark: SparkSession, table: str) -> int:
     """The table's latest Delta version, -1 if it does not exist yet."""
-    if not spark.catalog.tableExists(table):
-        return -1
-    return DeltaTable.forName(spark, table).history(1).first()["version"]
+    return snapshot(spark, table).version
 
 
-def rows_written_since(spark: SparkSession, table: str, version: int) -> int:
+def rows_written_since(
+    spark: SparkSession, table: str, version: int, latest: int | None = None
+) -> int:
     """Rows the commits after `version` wrote (Delta's own numOutputRows per commit).
 
-    Reads only those commits, so the cost follows what this run wrote, not the table's age.
+    Reads only those commits' files in the log, so the cost follows what this run wrote, not
+    the table's age. `latest`: the table's version if the caller has just read it.
     """
-    new_commits = current_version(spark, table) - version
-    if new_commits <= 0:
+    if latest is not None and latest <= version:
         return 0
-    commits = DeltaTable.forName(spark, table).history(new_commits).where(f"version > {version}")
-    return sum(
-        _rows_written(row["operation"], row["operationMetrics"] or {})
-        for row in commits.select("operation", "operationMetrics").collect()
-    )
+    log = _delta_log(spark, table)
+    if log is None:
+        return 0
+    jvm = spark._jvm
+    to_map = jvm.scala.jdk.javaapi.CollectionConverters.asJava
+    written = 0
+    changes = log.getChanges(version + 1, jvm.scala.Option.empty(), False)
+    while changes.hasNext():
+        actions = changes.next()._2()
+        for index in range(actions.size()):
+            action = actions.apply(index)
+            if action.getClass().getSimpleName() == "CommitInfo":
+                metrics = action.operationMetrics()
+                written += _rows_written(
+                    action.operation(), dict(to_map(metrics.get())) if metrics.isDefined() else {}
+                )
+    return written
+
+
+def _delta_log(spark: SparkSession, table: str):
+    """The table's DeltaLog (cached by Delta per location), None when the catalog has no such table."""
+    jvm = spark._jvm
+    session = spark._jsparkSession
+    try:
+        identifier = session.sessionState().sqlParser().parseTableIdentifier(table)
+        return jvm.org.apache.spark.sql.delta.DeltaLog.forTable(session, identifier)
+    except (PySparkException, Py4JJavaError) as error:
+        if any(marker in str(error) for marker in _NOT_FOUND):
+            return None
+        raise
 
 
 def _rows_written(operation: str, metrics: Mapping[str, str]) -> int:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 
+from python_runners import delta_tables
 from python_runners.triggers import Trigger
 
 # table property -> label in the docs
@@ -38,8 +38,16 @@ def _in_words(trigger: Trigger) -> str:
     return trigger.kind.replace("_", " ")
 
 
-def record(spark: SparkSession, table: str, properties: Mapping[str, str]) -> None:
-    current = DeltaTable.forName(spark, table).detail().first()["properties"] or {}
+def record(
+    spark: SparkSession,
+    table: str,
+    properties: Mapping[str, str],
+    current: Mapping[str, str] | None = None,
+) -> None:
+    """Set the properties that differ from the table's `current` ones (read from its Delta log
+    when not given)."""
+    if current is None:
+        current = delta_tables.snapshot(spark, table).properties
     changed = {key: str(value) for key, value in properties.items() if current.get(key) != str(value)}
     if changed:
         assignments = ", ".join(f"'{key}' = '{_quoted(value)}'" for key, value in changed.items())

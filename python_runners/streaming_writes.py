@@ -72,9 +72,11 @@ def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSum
     """
     started = time.monotonic()
     progress = stream_progress.recorder(spark, on_batch=live_progress.display().batch)
-    version_before = delta_tables.current_version(spark, write.target_table)
+    before = delta_tables.snapshot(spark, write.target_table)
     with live_progress.shown():
-        catch_up = start_streaming_write(spark, replace(write, trigger=write.trigger.catch_up()))
+        catch_up = start_streaming_write(
+            spark, replace(write, trigger=write.trigger.catch_up()), table_exists=before.exists
+        )
         try:
             catch_up.awaitTermination()
         except (PySparkException, Py4JJavaError) as error:
@@ -82,14 +84,17 @@ def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSum
             raise explain(write.model, error) from None
         interruption.refuse_if_interrupted(write.model)  # stopped by Ctrl-C, not caught up
         progress.wait_until_heard(catch_up)
-    written = delta_tables.rows_written_since(spark, write.target_table, version_before)
+    after = delta_tables.snapshot(spark, write.target_table)
+    written = delta_tables.rows_written_since(
+        spark, write.target_table, before.version, latest=after.version
+    )
     # A new table has them from its creation; an older one gets them (or changes) here, between
     # the two queries, while nothing writes the table.
-    streaming_catalog.record(spark, write.target_table, write.documented)
+    streaming_catalog.record(spark, write.target_table, write.documented, current=after.properties)
     summary = summarise(write.model, catch_up, written, time.monotonic() - started)
     if write.trigger.runs_until_caught_up:
         return summary
-    served = start_streaming_write(spark, write)
+    served = start_streaming_write(spark, write, table_exists=True)
     _served[write.query_name] = write
     return replace(summary, running=served.isActive)
 
@@ -103,7 +108,12 @@ def served_writes() -> dict[str, StreamingWrite]:
     return dict(_served)
 
 
-def start_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamingQuery:
+def start_streaming_write(
+    spark: SparkSession, write: StreamingWrite, table_exists: bool | None = None
+) -> StreamingQuery:
+    """Start the model's query; `table_exists` when the caller already knows it."""
+    if table_exists is None:
+        table_exists = spark.catalog.tableExists(write.target_table)
     if write.output_mode not in OUTPUT_MODES:
         raise StreamingModelError(
             f"Model {write.model}: output_mode {write.output_mode!r} is not one of {OUTPUT_MODES}."
@@ -120,11 +130,13 @@ def start_streaming_write(spark: SparkSession, write: StreamingWrite) -> Streami
     frame = spark.table(write.source_view)
     if write.dedupe is not None:
         frame = write.dedupe.apply(frame)
-    checkpoints.check_matches_table(spark, write.model, write.target_table, write.checkpoint)
+    checkpoints.check_matches_table(
+        spark, write.model, write.target_table, write.checkpoint, table_exists
+    )
     try:
         delta_tables.create_if_missing(
             spark, write.target_table, frame.schema, write.partition_by,
-            {**write.table_properties, **write.documented},
+            {**write.table_properties, **write.documented}, exists=table_exists,
         )
         writer = (
             frame.writeStream.queryName(write.query_name)

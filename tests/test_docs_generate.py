@@ -3,6 +3,8 @@ checkpoint (and a copy_into model's load log), as recorded on the model's Delta 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from dbt_results import failure_messages
@@ -89,6 +91,24 @@ def test_docs_show_output_mode_trigger_and_checkpoint(dbt, project, spark, lakeh
     assert table_properties(spark, "documented.appended_events")["streaming.trigger"] == (
         "once (run-wide, from --vars stream_trigger; the model's own: available now)"
     )
+
+
+def test_a_changed_output_mode_is_recorded(dbt, project, spark, lakehouse):
+    """The gold aggregate switches from rewriting the table to merging its changed rows; the
+    property says so from that run on, in one more commit, and the counts carry on."""
+    model = Path(project) / "models" / "kind_totals.sql"
+    model.write_text(
+        MODELS["kind_totals"].replace("output_mode='complete'", "output_mode='update', unique_key='kind'")
+    )
+    landing = lakehouse.landing_path("docs_events")
+    spark.createDataFrame([(4, "b")], "id int, kind string").write.mode("append").json(landing)
+
+    run = dbt("run", "--select", "appended_events", "kind_totals", project_dir=project)
+    assert run.success, failure_messages(run)
+
+    assert table_properties(spark, "documented.kind_totals")["streaming.output_mode"] == "update"
+    assert property_commits(spark)["kind_totals"] == 2
+    assert sorted(spark.table("documented.kind_totals").collect()) == [("a", 2), ("b", 2)]
 
 
 def property_commits(spark) -> dict[str, int]:

@@ -1,7 +1,8 @@
 """Streaming temp views for dbt sources declared with `meta: {stream: {...}}`.
 
-A model selects from `{{ source('landing', 'recordings') }}`; at run time that resolves to a temp
-view over `spark.readStream`, registered here. File sources also expose Spark's `_metadata`
+A model selects from `{{ source('landing', 'recordings') }}`; that resolves to a temp view over
+`spark.readStream` (or `spark.read` for models that are not streaming), named when the model
+renders and registered here when the model runs (SourceViews). File sources also expose Spark's `_metadata`
 column (`_metadata.file_path`, `_metadata.file_modification_time`, ...), take their schema from
 the YAML or infer it once (see source_schemas), can be rate-limited per micro-batch
 (`max_files_per_trigger` / `max_bytes_per_trigger`) and can move processed files away
@@ -15,8 +16,10 @@ in the corrupt-record column, and fields outside the schema are rescued with the
 
 from __future__ import annotations
 
+import re
+import threading
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -283,10 +286,74 @@ def _json_with_rescued_data(
     )
 
 
+def source_view_name(source_name: str, streaming: bool = True) -> str:
+    """The temp view a model reads the source through: one for streams, one for batch reads."""
+    return f"{'stream' if streaming else 'batch'}_source__{source_name.replace('.', '__')}"
+
+
 def register_source_view(
     spark: SparkSession, source: StreamSource, lakehouse: Lakehouse, streaming: bool = True
 ) -> str:
     """Register the source as a temp view and return the view's name."""
-    view_name = f"{'stream' if streaming else 'batch'}_source__{source.name.replace('.', '__')}"
+    view_name = source_view_name(source.name, streaming)
     source_frame(spark, source, lakehouse, streaming).createOrReplaceTempView(view_name)
     return view_name
+
+
+class SourceViews:
+    """The source views of one dbt invocation: named while models render, registered as they run.
+
+    `source()` only names the view (`declare`, no Spark), so `dbt compile`, `dbt ls` or
+    `dbt docs generate` neither start Spark for it nor list landing folders, infer schemas or
+    create folders. A view is registered when SQL that names it is about to run (a streaming
+    model's query, or any statement dbt executes), once per invocation and Spark session: the
+    adapter (and so this registry) is new for each dbt invocation, so a second `dbt run` in the
+    same process registers its views again, with what has landed since. A registration that
+    fails (a missing folder) is tried again by the next model that reads the source, so each
+    reader fails with the source's message.
+    """
+
+    def __init__(self) -> None:
+        self._declared: dict[str, tuple[StreamSource, bool]] = {}
+        self._registered: dict[str, SparkSession] = {}  # view -> the session it was registered in
+        self._pattern: re.Pattern | None = None
+        self._lock = threading.Lock()
+        self._view_locks: dict[str, threading.Lock] = {}
+
+    def declare(self, source: StreamSource, streaming: bool = True) -> str:
+        view = source_view_name(source.name, streaming)
+        key = view.lower()  # Spark's view names are case-insensitive, as SQL may write them
+        with self._lock:
+            if self._declared.get(key) != (source, streaming):
+                self._declared[key] = (source, streaming)
+                self._registered.pop(key, None)
+                self._view_locks.setdefault(key, threading.Lock())
+                self._pattern = re.compile(
+                    r"(?<![\w$])(" + "|".join(map(re.escape, self._declared)) + r")(?![\w$])",
+                    re.IGNORECASE,
+                )
+        return view
+
+    def named_in(self, sql: str) -> list[str]:
+        """The declared views that the SQL names, in order of first mention."""
+        pattern = self._pattern
+        if pattern is None or not sql:
+            return []
+        return list(dict.fromkeys(match.lower() for match in pattern.findall(sql)))
+
+    def register_named_in(
+        self, spark_for: Callable[[], SparkSession], sql: str, lakehouse: Lakehouse | None = None
+    ) -> list[str]:
+        """Register the declared views the SQL names that this session does not have yet;
+        returns the views registered now. Raises StreamSourceConfigError (e.g. a missing folder)."""
+        registered = []
+        for view in self.named_in(sql):
+            with self._view_locks[view]:  # two threads reading one source register it once
+                spark = spark_for()
+                if self._registered.get(view) is spark:
+                    continue
+                source, streaming = self._declared[view]
+                register_source_view(spark, source, lakehouse or Lakehouse.from_env(), streaming)
+                self._registered[view] = spark
+                registered.append(view)
+        return registered

@@ -1,8 +1,14 @@
 {#
-  source() for sources declared with meta.stream: the table resolves to a temp view that the
-  Python runner registers over spark.readStream (for streaming_table models), over the files of
-  each load (copy_into) or spark.read (any other materialisation). Other sources are dbt's own. Calling builtins.source keeps lineage.
-  Like ref(), it checks the streaming config of the model being compiled (streaming_table_config.sql).
+  source() for sources declared with meta.stream: the table resolves to a temp view over
+  spark.readStream (for streaming_table models), over the files of each load (copy_into) or
+  spark.read (any other materialisation). Other sources are dbt's own. Calling builtins.source
+  keeps lineage. Like ref(), it checks the streaming config of the model being compiled
+  (streaming_table_config.sql).
+
+  Nothing happens at render time but naming the view (and checks that need no Spark): `dbt
+  compile`, `dbt ls` and `dbt docs generate` start no Spark for a source, list no landing folder
+  and infer no schema. The adapter registers the view when SQL that names it runs: a streaming
+  model's query (create_stream_view), any statement dbt executes (add_query), a copy_into load.
 #}
 {% macro source(source_name, table_name) %}
     {%- set relation = builtins.source(source_name, table_name) -%}
@@ -18,7 +24,7 @@
             {%- if stream_meta.get('archive_to') -%}
                 {%- do archived_source_has_one_reader(relation, source_name, table_name) -%}
             {%- endif -%}
-            {%- set view_name = adapter.register_source_view(
+            {%- set view_name = adapter.source_view(
                 source_name ~ '.' ~ table_name, stream_meta, streaming
             ) -%}
             {{ return(api.Relation.create(identifier=view_name, type='view')) }}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Tuple
 
 from dbt.adapters.contracts.connection import Connection
 from dbt_common.exceptions import DbtRuntimeError
@@ -18,6 +18,7 @@ from dbt.adapters.spark.connections import (
 from python_runners import interruption
 from python_runners.run_lock import LakehouseBusyError
 from python_runners.session import DEFAULT_MASTER, get_or_create_session
+from python_runners.stream_sources import SourceViews, StreamSourceConfigError
 
 
 @dataclass
@@ -64,6 +65,25 @@ class SparkStreamingConnectionManager(SparkConnectionManager):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         interruption.reset()  # one per dbt invocation: an earlier one's Ctrl-C is over
+        # Also one per invocation: the meta.stream source views source() named while rendering.
+        self.source_views = SourceViews()
+
+    def register_source_views(self, sql: str) -> list[str]:
+        """Register the source views this SQL reads (declared by source(), not registered yet in
+        this invocation), just before it runs; a source that cannot be read stops it, saying why."""
+        if not self.source_views.named_in(sql):
+            return []
+        credentials: SparkStreamingCredentials = self.profile.credentials  # type: ignore
+        try:
+            return self.source_views.register_named_in(lambda: session_for(credentials), sql)
+        except (StreamSourceConfigError, LakehouseBusyError) as error:
+            raise DbtRuntimeError(str(error)) from None
+
+    def add_query(self, sql: str, *args: Any, **kwargs: Any) -> Tuple[Connection, Any]:
+        # Every statement dbt runs (tables, views, incremental models, tests, `dbt show`, hooks)
+        # passes here: a batch read of a meta.stream source finds its view registered.
+        self.register_source_views(sql)
+        return super().add_query(sql, *args, **kwargs)
 
     @classmethod
     def open(cls, connection: Connection) -> Connection:

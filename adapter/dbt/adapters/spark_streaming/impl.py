@@ -24,11 +24,7 @@ from python_runners import (
 from python_runners.copy_into import CopyInto, copy_source_view, run_copy_into
 from python_runners.event_time import Dedupe, EventTimeConfigError, Watermark
 from python_runners.lakehouse import Lakehouse
-from python_runners.stream_sources import (
-    StreamSource,
-    StreamSourceConfigError,
-    register_source_view,
-)
+from python_runners.stream_sources import StreamSource, StreamSourceConfigError
 from python_runners.streaming_catalog import catalog_stats, describe_trigger, table_properties
 from python_runners.streaming_config import StreamingConfigError, checked_settings
 from python_runners.streaming_errors import StreamingModelError
@@ -86,15 +82,17 @@ class SparkStreamingAdapter(SparkAdapter):
             raise CompilationError(str(error)) from None
 
     @available
-    def register_source_view(
+    def source_view(
         self, source_name: str, stream_meta: Mapping[str, Any], streaming: bool = True
     ) -> str:
-        """A temp view over a meta.stream source: streaming, or a batch read of the same data."""
+        """The temp view a model reads a meta.stream source through: streaming, or a batch read of
+        the same data. Called while the model renders: checks the source's meta and names the view,
+        no Spark; the view is registered when SQL naming it runs (create_stream_view, add_query)."""
         try:
             source = StreamSource.from_meta(source_name, stream_meta)
-            return register_source_view(self._spark(), source, Lakehouse.from_env(), streaming)
         except StreamSourceConfigError as error:
             raise DbtRuntimeError(str(error)) from None
+        return self.connections.source_views.declare(source, streaming)
 
     @available
     def create_stream_view(
@@ -104,6 +102,7 @@ class SparkStreamingAdapter(SparkAdapter):
         the streaming inputs that have its column; resolved and checked, nothing started."""
         if self.empty_run():
             sql = streaming_queries.without_empty_refs(sql)
+        self.connections.register_source_views(sql)
         try:
             watermarks = Watermark.list_from_config(model, watermark)
             streaming_queries.create_stream_view(

@@ -12,7 +12,7 @@ KAFKA_JARS := .jars-kafka-broker/.complete
 KILLS ?= 20
 SEED ?= 1
 
-.PHONY: setup kafka-jars run lint test serve status stop report chaos cluster-start cluster-run cluster-stop bench bench-modes clean
+.PHONY: setup kafka-jars run lint test serve status stop report chaos cluster-start cluster-run cluster-stop bench bench-run-cost bench-modes clean
 
 setup: $(INSTALLED) $(JARS) $(KAFKA_JARS)
 
@@ -79,10 +79,15 @@ cluster-run: setup
 cluster-stop: $(INSTALLED)
 	LAKEHOUSE_DIR="$(CLUSTER_LAKEHOUSE)" $(BIN)/python -m python_runners cluster stop
 
-# Incremental vs recompute, dbt vs hand-written PySpark, latency and throughput; writes
+# Incremental vs recompute, dbt vs hand-written PySpark, latency and throughput, run cost; writes
 # docs/BENCHMARKS.md. Sizes: make bench BENCH_ARGS='--history 1000000 --pairs 3' (see --help).
 bench: setup
 	$(BIN)/python -m bench $(BENCH_ARGS)
+
+# Only the run-cost part (no-op run vs a bare session start, 1% new, first run, dbt vs hand-written)
+# at small sizes, about 10 minutes on 2 cores; rewrites only its section of docs/BENCHMARKS.md.
+bench-run-cost: setup
+	$(BIN)/python -m bench --parts run_cost --quick $(BENCH_ARGS)
 
 # Per-batch time of output_mode update (MERGE) vs complete at 10k, 100k and 1M keys (a benchmark, not a test).
 bench-modes: setup

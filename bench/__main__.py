@@ -2,8 +2,11 @@
 
 Each part runs its Spark work in processes of its own (this one starts no JVM), on its own
 lakehouse under .lakehouse/bench/. Logs of every child process go to .lakehouse/bench/logs/, each
-part's raw results to .lakehouse/bench/results/. The last line printed sums it up:
-`bench: recompute_over_incremental=<x> at H=<rows> dbt_over_handwritten=<x> latency_p50_ms=<n>`.
+part's raw results to .lakehouse/bench/results/. The last two lines printed sum it up:
+`bench: recompute_over_incremental=<x> at H=<rows> dbt_over_handwritten=<x> latency_p50_ms=<n>` and
+`bench run-cost: noop_over_start=<x> recompute_over_incremental=<x>@1M <x>@10M ...` (part 6, after
+a line per target saying whether it is met). `--parts run_cost` (`make bench-run-cost`, with
+`--quick`) runs part 6 alone and rewrites only its section of docs/BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -11,20 +14,28 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
-import subprocess
 import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench.benchmarks_doc import body, document, summary_line
+from bench.benchmarks_doc import (
+    body, document, replace_run_cost_section, run_cost_section, run_cost_section_of, summary_line,
+)
+from bench.child_process import child_result
 from bench.fresh_lakehouse import empty_folder
 from bench.latency import measure_latency
 from bench.machine import describe, load_average
 from bench.overhead import measure_overhead
+from bench.run_cost import measure_run_cost
+from bench.run_cost_figures import figures, target_lines
+from bench.run_cost_figures import summary_line as run_cost_summary_line
 from python_runners.lakehouse import REPO_ROOT
 
-PARTS = ("recompute", "overhead", "latency", "modes")
+PARTS = ("recompute", "overhead", "latency", "modes", "run_cost")
+# --quick: part 6 alone within about 10 minutes on 2 cores.
+QUICK = {"history": "1000000", "rounds": 1, "overhead_rows": 1_000_000, "overhead_files": 10, "pairs": 1,
+         "noop_pairs": 3}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -40,13 +51,28 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--landing-interval", type=float, default=0.5, help="part 3: seconds between")
     parser.add_argument("--trigger", default="500 milliseconds", help="part 3: processing-time trigger")
     parser.add_argument("--mode-keys", default="10000,100000", help="part 5: key counts")
+    parser.add_argument("--noop-pairs", type=int, default=3, help="part 6: A B pairs of no-op runs")
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes: " + ", ".join(f"--{key.replace('_', '-')} {value}"
+                                                         for key, value in QUICK.items()))
     parser.add_argument("--doc", type=Path, default=REPO_ROOT / "docs" / "BENCHMARKS.md")
     args = parser.parse_args(argv)
     args.parts = [part.strip() for part in args.parts.split(",") if part.strip()]
     unknown = set(args.parts) - set(PARTS)
     if unknown:
         parser.error(f"unknown parts {sorted(unknown)}; choose from {', '.join(PARTS)}")
+    if args.quick:
+        for key, value in QUICK.items():
+            setattr(args, key, value)
     return args
+
+
+def quick_note(args: argparse.Namespace) -> str | None:
+    if not args.quick:
+        return None
+    return (f"1% new at H={args.history} only, {args.rounds} round; dbt vs hand-written over "
+            f"{args.overhead_rows:,} recordings in {args.overhead_files} files, {args.pairs} pair; "
+            f"{args.noop_pairs} no-op pairs")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,35 +97,49 @@ def main(argv: list[str] | None = None) -> int:
         (results_dir / f"{name}.json").write_text(json.dumps(results[name], indent=1))
         print(f"bench: {name} done in {(time.monotonic() - part_started) / 60:.1f} min", flush=True)
 
-    part("recompute", lambda: [
-        _child_result(["bench.incremental_vs_recompute", "--history", history, "--rounds", str(args.rounds)],
-                      logs / f"recompute_{history}.log", results_dir / f"recompute_{history}.json")
-        for history in args.history.split(",")
-    ])
-    part("overhead", lambda: measure_overhead(args.overhead_rows, args.overhead_files, args.pairs, logs))
+    def recompute() -> list[dict]:
+        return [
+            child_result(["bench.incremental_vs_recompute", "--history", history, "--rounds", str(args.rounds)],
+                         logs / f"recompute_{history}.log", results_dir / f"recompute_{history}.json")
+            for history in args.history.split(",")
+        ]
+
+    def overhead() -> dict:
+        return measure_overhead(args.overhead_rows, args.overhead_files, args.pairs, logs)
+
+    part("recompute", recompute)
+    part("overhead", overhead)
     part("latency", lambda: measure_latency(args.trigger, args.landings, args.landing_interval, logs))
-    part("modes", lambda: _child_result(
+    part("modes", lambda: child_result(
         ["bench.update_vs_complete", "--keys", args.mode_keys], logs / "modes.log", results_dir / "modes_raw.json"))
+    if args.quick and "run_cost" in args.parts:
+        print(f"bench run-cost: quick mode: {quick_note(args)}", flush=True)
+    part("run_cost", lambda: measure_run_cost(
+        args.noop_pairs, logs, run["command"], quick_note(args),
+        earlier=results, measure={"recompute": recompute, "overhead": overhead}))
 
     run["duration_min"] = (time.monotonic() - started) / 60
     run["load_end"] = load_average()
     args.doc.parent.mkdir(parents=True, exist_ok=True)
-    args.doc.write_text(document(run, results))
+    only_run_cost = args.parts == ["run_cost"]
+    if only_run_cost and args.doc.exists():
+        # The other sections keep the figures of the run that wrote them.
+        args.doc.write_text(replace_run_cost_section(args.doc.read_text(), run_cost_section(results["run_cost"])))
+    else:
+        text = document(run, results)
+        if "run_cost" not in results and args.doc.exists():
+            kept = run_cost_section_of(args.doc.read_text())
+            text = replace_run_cost_section(text, kept) if kept else text
+        args.doc.write_text(text)
     print()
-    print("\n".join(body(results)))
+    print("\n".join(run_cost_section(results["run_cost"]) if only_run_cost else body(results)))
     print(f"bench: wrote {args.doc} ({run['duration_min']:.1f} min)")
-    print(summary_line(results))
+    if not only_run_cost:
+        print(summary_line(results))
+    if "run_cost" in results:
+        print("\n".join(target_lines(results["run_cost"])))
+        print(run_cost_summary_line(figures(results["run_cost"])))
     return 0
-
-
-def _child_result(module_args: list[str], log: Path, result: Path):
-    """Run `python -m <module> ... --result <file>` with its output in `log`; its JSON result."""
-    with open(log, "w") as out:
-        finished = subprocess.run([sys.executable, "-m", *module_args, "--result", str(result)],
-                                  stdout=out, stderr=subprocess.STDOUT)
-    if finished.returncode != 0:
-        raise RuntimeError(f"`python -m {module_args[0]}` failed ({finished.returncode}); see {log}")
-    return json.loads(result.read_text())
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bench import run_cost_figures
 from bench.figures import latency_summary, overhead_summary, recompute_rows, throughput_rows
 
 NOT_RUN = "_Not run in this benchmark run (left out with `--parts`)._"
@@ -166,6 +167,102 @@ def modes_section(result: list[dict] | None) -> list[str]:
     return lines + [""]
 
 
+RUN_COST_HEADING = "## 6. Run cost"
+
+
+def run_cost_section(result: dict | None) -> list[str]:
+    lines = [RUN_COST_HEADING, ""]
+    if result is None:
+        return lines + [NOT_RUN, ""]
+    noop = run_cost_figures.noop_summary(result["noop"])
+    found = run_cost_figures.figures(result)
+    lines += [
+        f"What a run costs beyond the work it has to do. Run: {result['started_at']} (UTC), "
+        f"{result['duration_min']:.1f} min, with `{result['command']}`; load average at start "
+        f"{result['load_start']}, at end {result['load_end']}."
+        + (f" Quick mode: {result['quick']}." if result.get("quick") else ""), "",
+    ]
+    lines += _table(
+        ["figure", "value", "target", "met"],
+        [[f"`{figure}`", "-" if value is None else f"{value:.2f}", f"{target[0]} {target[1]:g}",
+          "not measured" if value is None else "yes" if run_cost_figures.is_met(figure, value)
+          else "no: " + run_cost_figures.holder(figure, result)]
+         for figure, value in found.items() for target in [run_cost_figures.TARGETS[figure]]],
+    )
+    run, start = noop["sides"]["dbt_run"], noop["sides"]["session_start"]
+    lines += [
+        "", "### No-op `dbt run` vs a bare session start", "",
+        "A: the demo's `dbt run` (all nine models) on a lakehouse where one `dbt build` of the seed "
+        "and models already took everything landed, so nothing is new (`bench/noop_run.py`); B: "
+        "`python_runners.session.get_or_create_session()` and `show tables` on the same lakehouse "
+        f"(`bench/session_start.py`). Fresh processes, A B A B ... ({result['noop']['pairs']} of "
+        "each), wall timed from outside; **noop_over_start = "
+        f"{noop['noop_over_start']:.2f}** (median wall A / median wall B). Phases, median of each "
+        "(from the parent starting the process; a model's time is dbt's execute timing, the "
+        "session start `python_runners.session.startup_seconds`; the remainder is what the "
+        "process took after its last step, mostly stopping the JVM):", "",
+    ]
+    def cell(side: dict, key: str) -> str:
+        return _s(side["phases"][key]) if key in side["phases"] else "-"
+
+    rows = []
+    for key in run_cost_figures.NOOP_PHASES:
+        rows.append([run_cost_figures.NOOP_PHASES[key] + (" (all)" if key == "models_s" else ""),
+                     cell(run, key), cell(start, key)])
+        if key == "models_s":
+            rows += [[f"- {model}", _s(seconds), "-"] for model, seconds in run["models"].items()]
+    rows.append(["**wall**", f"**{_s(run['wall_s'])}**", f"**{_s(start['wall_s'])}**"])
+    lines += _table(["phase", "A: no-op `dbt run`", "B: session start + `show tables`"], rows)
+    lines += ["", "Every run: " + ", ".join(
+        f"{index + 1}: A {_s(a['wall_s'])}, B {_s(b['wall_s'])}"
+        for index, (a, b) in enumerate(zip(result["noop"]["runs"]["dbt_run"],
+                                           result["noop"]["runs"]["session_start"])))
+        + f". Setup (not measured): {_s(result['noop']['setup_s'])}.", ""]
+    measured_here = result.get("measured_here", [])
+    if "recompute" in measured_here:
+        lines += ["### 1% new and first run over history", ""] + recompute_section(result["recompute"])[2:]
+    if "overhead" in measured_here:
+        lines += ["### dbt vs hand-written", ""] + overhead_section(result["overhead"])[2:]
+    if len(measured_here) < 2:
+        lines += [f"The other figures are from section{'s' if not measured_here else ''} "
+                  + " and ".join(number for name, number in (("recompute", "1"), ("overhead", "2"))
+                                 if name not in measured_here)
+                  + " of the same run.", ""]
+    return lines + ["```", run_cost_figures.summary_line(found), "```", ""]
+
+
+def _closing_summary(lines: list[str], index: int) -> bool:
+    """Whether the document's closing summary block (```, then `bench: ...`) starts at `index`."""
+    return lines[index] == "```" and index + 1 < len(lines) and lines[index + 1].startswith("bench: ")
+
+
+def _run_cost_bounds(lines: list[str]) -> tuple[int, int] | None:
+    start = next((i for i, line in enumerate(lines) if line.strip() == RUN_COST_HEADING), None)
+    if start is None:
+        return None
+    end = next((i for i in range(start + 1, len(lines))
+                if lines[i].startswith("## ") or _closing_summary(lines, i)), len(lines))
+    return start, end
+
+
+def run_cost_section_of(document_text: str) -> list[str] | None:
+    """The document's run-cost section as it stands, or None when it has none."""
+    lines = document_text.split("\n")
+    bounds = _run_cost_bounds(lines)
+    return lines[bounds[0]:bounds[1]] if bounds else None
+
+
+def replace_run_cost_section(document_text: str, section: list[str]) -> str:
+    """The document with its run-cost section replaced by `section` (added before the closing
+    summary block if it has none); everything else as it was."""
+    lines = document_text.rstrip("\n").split("\n")
+    bounds = _run_cost_bounds(lines)
+    if bounds is None:
+        at = next((i for i in range(len(lines)) if _closing_summary(lines, i)), len(lines))
+        bounds = (at, at)
+    return "\n".join(lines[:bounds[0]] + list(section) + lines[bounds[1]:]).rstrip("\n") + "\n"
+
+
 def summary_line(results: dict) -> str:
     parts = []
     if results.get("recompute"):
@@ -186,7 +283,7 @@ def body(results: dict) -> list[str]:
     return (
         recompute_section(results.get("recompute")) + overhead_section(results.get("overhead"))
         + latency_section(results.get("latency")) + throughput_section(results.get("overhead"))
-        + modes_section(results.get("modes"))
+        + modes_section(results.get("modes")) + run_cost_section(results.get("run_cost"))
     )
 
 

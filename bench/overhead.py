@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from bench.child_process import run_child
 from bench.fresh_lakehouse import empty_folder
 from python_runners.lakehouse import PART_VARIABLES, REPO_ROOT, ROOT_VARIABLE
 from python_runners.pipeline_process import DBT
@@ -26,15 +26,15 @@ SIDES = {"dbt": "bench.dbt_pipeline_run", "handwritten": "bench.handwritten_pipe
 def measure_overhead(rows: int, files: int, pairs: int, log_dir: Path) -> dict:
     landing = empty_folder("overhead_landing")
     started = time.perf_counter()
-    _child([sys.executable, "-m", "bench.recordings_data", "--rows", str(rows), "--files", str(files),
-            "--folder", str(landing)], dict(os.environ), log_dir / "overhead_data.log")
+    run_child([sys.executable, "-m", "bench.recordings_data", "--rows", str(rows), "--files", str(files),
+               "--folder", str(landing)], dict(os.environ), log_dir / "overhead_data.log")
     data_s = time.perf_counter() - started
 
     target = empty_folder("overhead_dbt_target")
     # dbt's own first parse of the project, so every measured run parses as a user's second run does.
-    _child([DBT, "parse", "--project-dir", str(REPO_ROOT), "--profiles-dir", str(REPO_ROOT / "profiles"),
-            "--target-path", str(target), "--log-path", str(target)],
-           _env(empty_folder("overhead_parse"), landing), log_dir / "overhead_parse.log")
+    run_child([DBT, "parse", "--project-dir", str(REPO_ROOT), "--profiles-dir", str(REPO_ROOT / "profiles"),
+               "--target-path", str(target), "--log-path", str(target)],
+              _env(empty_folder("overhead_parse"), landing), log_dir / "overhead_parse.log")
 
     runs: dict[str, list[dict]] = {side: [] for side in SIDES}
     for pair in range(pairs):
@@ -44,9 +44,7 @@ def measure_overhead(rows: int, files: int, pairs: int, log_dir: Path) -> dict:
             command = [sys.executable, "-m", module, "--result", str(result)]
             if side == "dbt":
                 command += ["--target-path", str(target)]
-            started = time.perf_counter()
-            _child(command, _env(lakehouse, landing), log_dir / f"overhead_{side}_{pair + 1}.log")
-            wall_s = time.perf_counter() - started
+            wall_s = run_child(command, _env(lakehouse, landing), log_dir / f"overhead_{side}_{pair + 1}.log")
             runs[side].append({"wall_s": wall_s, **json.loads(result.read_text())})
             print(f"  overhead run {pair + 1}/{pairs} {side}: {wall_s:.1f} s", flush=True)
             shutil.rmtree(lakehouse)
@@ -55,10 +53,3 @@ def measure_overhead(rows: int, files: int, pairs: int, log_dir: Path) -> dict:
 
 def _env(lakehouse: Path, landing: Path) -> dict[str, str]:
     return {**os.environ, ROOT_VARIABLE: str(lakehouse), PART_VARIABLES["landing"]: str(landing)}
-
-
-def _child(command: list[str], env: dict[str, str], log_path: Path) -> None:
-    with open(log_path, "w") as log:
-        finished = subprocess.run(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-    if finished.returncode != 0:
-        raise RuntimeError(f"`{' '.join(command[:4])} ...` failed ({finished.returncode}); see {log_path}")

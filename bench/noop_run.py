@@ -1,0 +1,60 @@
+"""Run-cost part, no-op side A: the demo's `dbt run` when nothing is new, in a process of its own.
+
+With --setup (not measured): lands one batch of the demo's data and runs `dbt build` of the seed
+and the models (no data tests), so every `dbt run` after it has nothing new to read. Without: one `dbt run`
+of all the demo's models, as a user types it, and its split written to --result: Python's start
+and imports (from the moment the parent started this process), the Spark session's start
+(python_runners.session.startup_seconds, 0 when the run started none), each model's execution and
+the on-run-end hooks (dbt's run results), and dbt's whole time (parse, compile and the rest are
+what it holds beyond those).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from bench.child_process import seconds_since_spawn
+from python_runners import session
+from python_runners.dbt_invocation import run_dbt
+
+
+def main(argv: list[str] | None = None) -> int:
+    imports_s = seconds_since_spawn()
+    parser = argparse.ArgumentParser(prog="python -m bench.noop_run")
+    parser.add_argument("--target-path", required=True)
+    parser.add_argument("--setup", action="store_true")
+    parser.add_argument("--result", type=Path)
+    args = parser.parse_args(argv)
+    paths = ["--target-path", args.target_path, "--log-path", args.target_path]
+    if args.setup:
+        from python_runners.demo import land
+
+        land()
+        run_dbt(["build", "--resource-type", "seed", "--resource-type", "model", *paths])
+        return 0
+
+    result = run_dbt(["run", *paths])
+    dbt_s = seconds_since_spawn() - imports_s
+    nodes = result.result.results
+    args.result.write_text(json.dumps({
+        "imports_s": imports_s,
+        "session_s": getattr(session, "startup_seconds", None) or 0.0,
+        "dbt_s": dbt_s,
+        "models_s": {node.node.name: _seconds(node, "execute")
+                     for node in nodes if node.node.resource_type == "model"},
+        "hooks_s": sum(_seconds(node, "compile", "execute")
+                       for node in nodes if node.node.resource_type == "operation"),
+        "inside_s": seconds_since_spawn(),
+    }, indent=1))
+    return 0
+
+
+def _seconds(node_result, *phases: str) -> float:
+    return sum((timing.completed_at - timing.started_at).total_seconds()
+               for timing in node_result.timing if timing.name in phases)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

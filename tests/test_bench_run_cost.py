@@ -1,0 +1,105 @@
+"""`make bench`'s run-cost part: its figures, targets, summary line and doc section, from made-up
+results (no Spark)."""
+
+from __future__ import annotations
+
+from bench.benchmarks_doc import (
+    replace_run_cost_section, run_cost_section, run_cost_section_of,
+)
+from bench.run_cost_figures import figures, noop_summary, summary_line, target_lines
+
+
+def noop_run(wall_s: float, bronze_s: float) -> dict:
+    return {"wall_s": wall_s, "imports_s": 3.0, "session_s": 10.0, "dbt_s": wall_s - 5.0,
+            "models_s": {"bronze": bronze_s, "gold": 1.0}, "hooks_s": 0.5, "inside_s": wall_s - 2.0}
+
+
+def session_run(wall_s: float) -> dict:
+    return {"wall_s": wall_s, "imports_s": 1.0, "session_s": 10.0, "query_s": 2.0, "inside_s": wall_s - 2.0}
+
+
+def variant(wall_s: float, execute_s: float) -> dict:
+    return {"wall_s": wall_s, "execute_s": execute_s}
+
+
+def recompute(history: int, streaming_s: float, table_s: float) -> dict:
+    return {
+        "history": history, "new_rows_per_round": history // 100, "rounds": 1,
+        "first_run": {"streaming": variant(30.0, 28.0), "table": variant(10.0, 9.0),
+                      "incremental": variant(9.0, 8.0)},
+        "runs": {"streaming": [variant(streaming_s, streaming_s - 1)], "table": [variant(table_s, table_s - 1)],
+                 "incremental": [variant(12.0, 11.0)]},
+        "gold_rows": 10, "gold_differences": [],
+    }
+
+
+def overhead_run(wall_s: float, processing_s: float, dbt: bool) -> dict:
+    run = {"wall_s": wall_s, "imports_s": 1.0, "jvm_start_s": 8.0, "processing_s": processing_s,
+           "gold_rows": [["1"]], "streams": {}}
+    if dbt:
+        run["dbt_s"] = processing_s + 20.0
+    return run
+
+
+RESULT = {
+    "started_at": "2026-11-23 20:00", "command": "python -m bench --parts run_cost --quick",
+    "quick": "1% new at H=1000000 only", "load_start": "2.0/2.0/2.0", "load_end": "2.1/2.0/2.0",
+    "duration_min": 9.5, "measured_here": ["recompute", "overhead"],
+    "noop": {"pairs": 3, "setup_s": 90.0, "runs": {
+        "dbt_run": [noop_run(40.0, 20.0), noop_run(44.0, 22.0), noop_run(38.0, 18.0)],
+        "session_start": [session_run(15.0), session_run(16.0), session_run(20.0)],
+    }},
+    "recompute": [recompute(1_000_000, streaming_s=5.0, table_s=10.0)],
+    "overhead": {"rows": 1_000_000, "files": 10, "pairs": 1, "data_s": 5.0, "runs": {
+        "dbt": [overhead_run(60.0, 30.0, dbt=True)], "handwritten": [overhead_run(50.0, 38.0, dbt=False)]}},
+}
+
+
+def test_figures_and_the_summary_line_with_a_dash_for_what_was_not_measured():
+    found = figures(RESULT)
+    assert found["noop_over_start"] == 40.0 / 16.0
+    assert found["recompute_over_incremental@1M"] == 2.0
+    assert found["recompute_over_incremental@10M"] is None
+    assert found["first_run_over_table"] == 3.0
+    assert found["dbt_over_handwritten"] == 1.2
+    assert summary_line(found) == (
+        "bench run-cost: noop_over_start=2.50 recompute_over_incremental=2.00@1M -@10M "
+        "first_run_over_table=3.00 dbt_over_handwritten=1.20"
+    )
+
+
+def test_the_noop_phases_add_up_to_the_wall_time():
+    run = noop_summary(RESULT["noop"])["sides"]["dbt_run"]
+    # the median run (40 s): imports 3 + dbt 35 (session 10, models 21, hooks 0.5, the rest) + exit 2
+    assert run["phases"]["dbt_other_s"] == 35.0 - 10.0 - 21.0 - 0.5
+    assert run["phases"]["exit_s"] == 2.0
+    assert run["models"] == {"bronze": 20.0, "gold": 1.0}
+
+
+def test_each_target_met_or_not_and_which_phase_holds_it():
+    lines = target_lines(RESULT)
+    assert len(lines) == 5
+    noop, at_1m, at_10m, first_run, overhead = lines
+    assert "NOT met" in noop and "models' execution (slowest bronze 20.0 s) 21.0 s" in noop
+    assert at_1m.endswith("met") and "NOT" not in at_1m
+    assert at_10m.endswith("not measured in this run (quick mode)")
+    assert "NOT met" in first_run and "models' execution 19.0 s" in first_run
+    # dbt: 60 s wall = imports 1 + JVM 8 + dbt's own 20 + processing 30 + 1; hand-written 50 = 1 + 8 + 38 + 3
+    assert "NOT met" in overhead and overhead.endswith("dbt parse, compile and hooks 20.0 s")
+
+
+def test_the_doc_section_replaces_only_itself():
+    section = run_cost_section(RESULT)
+    assert section[0] == "## 6. Run cost"
+    assert "| - bronze | 20.0 s | - |" in section
+    assert section[-3].startswith("bench run-cost: noop_over_start=2.50 ")
+    doc = "\n".join(["# Benchmarks", "", "## 5. Modes", "", "| keys |", "",
+                     "```", "bench: recompute_over_incremental=2.22 at H=10000000", "```", ""])
+    with_section = replace_run_cost_section(doc, section)
+    assert with_section.index("## 5. Modes") < with_section.index("## 6. Run cost") < with_section.index(
+        "bench: recompute")
+    assert run_cost_section_of(with_section) == section
+    newer = run_cost_section({**RESULT, "started_at": "2026-11-24 08:00"})
+    replaced = replace_run_cost_section(with_section, newer)
+    assert replaced == replace_run_cost_section(doc, newer)
+    assert "2026-11-23 20:00" not in replaced and "| keys |" in replaced

@@ -57,13 +57,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                                          for key, value in QUICK.items()))
     parser.add_argument("--doc", type=Path, default=REPO_ROOT / "docs" / "BENCHMARKS.md")
     args = parser.parse_args(argv)
+    if args.quick:  # its sizes as the defaults; sizes given on the command line still win
+        parser.set_defaults(**QUICK)
+        args = parser.parse_args(argv)
     args.parts = [part.strip() for part in args.parts.split(",") if part.strip()]
     unknown = set(args.parts) - set(PARTS)
     if unknown:
         parser.error(f"unknown parts {sorted(unknown)}; choose from {', '.join(PARTS)}")
-    if args.quick:
-        for key, value in QUICK.items():
-            setattr(args, key, value)
     return args
 
 

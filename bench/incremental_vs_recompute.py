@@ -53,6 +53,11 @@ def main(argv: list[str] | None = None) -> int:
     append_events(spark, events_path, 0, args.history)
     history_write_s = time.perf_counter() - started
     print(f"H={args.history}: history written in {history_write_s:.1f} s", flush=True)
+    # Whichever variant ran first would pay alone for dbt's first parse of the project and the
+    # metastore client's start (seconds): done before any first run is timed, as a user's
+    # second command finds them.
+    run_dbt(["parse"], str(project))
+    spark.sql("show databases").collect()
     first_runs = {variant: run_variant(variant) for variant in VARIANTS}
 
     new_rows = max(1, round(args.history * NEW_SHARE))

@@ -9,7 +9,7 @@ would each run a Spark job over the whole table state or history, seconds per mo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from delta.tables import DeltaTable
 from pyspark.errors import PySparkException
@@ -28,19 +28,26 @@ class TableSnapshot:
     exists: bool
     version: int = -1  # the latest Delta version; -1 when there is no table (or no Delta log)
     properties: Mapping[str, str] = field(default_factory=dict)
+    log: Any = field(default=None, repr=False, compare=False)  # the JVM DeltaLog, to read it again
+
+    def refreshed(self, spark: SparkSession, table: str) -> "TableSnapshot":
+        """The same table read again, without a second catalog lookup when it existed."""
+        return snapshot(spark, table, self.log)
 
 
-def snapshot(spark: SparkSession, table: str) -> TableSnapshot:
+def snapshot(spark: SparkSession, table: str, log: Any = None) -> TableSnapshot:
     """The table as of now: one catalog lookup and a read of its Delta log, no Spark job."""
-    log = _delta_log(spark, table)
+    log = log if log is not None else _delta_log(spark, table)
     if log is None:
         return TableSnapshot(exists=False)
     jvm = spark._jvm
     latest = log.update(False, jvm.scala.Option.empty(), jvm.scala.Option.empty())
     if latest.version() < 0:
-        return TableSnapshot(exists=True)
+        return TableSnapshot(exists=True, log=log)
     properties = jvm.scala.jdk.javaapi.CollectionConverters.asJava(latest.metadata().configuration())
-    return TableSnapshot(exists=True, version=int(latest.version()), properties=dict(properties))
+    return TableSnapshot(
+        exists=True, version=int(latest.version()), properties=dict(properties), log=log
+    )
 
 
 def create_if_missing(
@@ -75,7 +82,7 @@ def current_version(spark: SparkSession, table: str) -> int:
 
 
 def rows_written_since(
-    spark: SparkSession, table: str, version: int, latest: int | None = None
+    spark: SparkSession, table: str, version: int, latest: int | None = None, log: Any = None
 ) -> int:
     """Rows the commits after `version` wrote (Delta's own numOutputRows per commit).
 
@@ -84,7 +91,7 @@ def rows_written_since(
     """
     if latest is not None and latest <= version:
         return 0
-    log = _delta_log(spark, table)
+    log = log if log is not None else _delta_log(spark, table)
     if log is None:
         return 0
     jvm = spark._jvm

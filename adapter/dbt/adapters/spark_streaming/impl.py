@@ -26,7 +26,11 @@ from python_runners.event_time import Dedupe, EventTimeConfigError, Watermark
 from python_runners.lakehouse import Lakehouse
 from python_runners.stream_sources import StreamSource, StreamSourceConfigError
 from python_runners.streaming_catalog import catalog_stats, describe_trigger, table_properties
-from python_runners.streaming_config import StreamingConfigError, checked_settings
+from python_runners.streaming_config import (
+    STREAMING_MATERIALIZATIONS,
+    StreamingConfigError,
+    checked_settings,
+)
 from python_runners.streaming_errors import StreamingModelError
 from python_runners.streaming_writes import StreamingWrite, run_streaming_write
 from python_runners.triggers import Trigger
@@ -60,6 +64,16 @@ class SparkStreamingAdapter(SparkAdapter):
             for column in columns:
                 column.update(stats)
         return columns
+
+    def _get_cache_schemas(self, relation_configs: Iterable[Any]) -> set:
+        """Schemas whose relations dbt lists before the run (a `show table extended` per schema,
+        reading every table's metadata). Streaming materialisations never ask that cache, so a
+        schema that only they write is not listed; `get_relation` on it still works uncached."""
+        return super()._get_cache_schemas(
+            [node for node in relation_configs
+             if getattr(getattr(node, "config", None), "materialized", None)
+             not in STREAMING_MATERIALIZATIONS]
+        )
 
     def _spark(self):
         return session_for(self.config.credentials)

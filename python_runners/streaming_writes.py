@@ -12,7 +12,8 @@ from pyspark.sql.streaming import StreamingQuery
 from py4j.protocol import Py4JJavaError
 
 from python_runners import (
-    checkpoints, delta_tables, interruption, live_progress, stream_progress, streaming_catalog,
+    checkpoints, delta_tables, initial_snapshot, interruption, live_progress, stream_progress,
+    streaming_catalog,
 )
 from python_runners.event_time import Dedupe
 from python_runners.merge_writes import merge_writer
@@ -84,9 +85,10 @@ def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSum
             raise explain(write.model, error) from None
         interruption.refuse_if_interrupted(write.model)  # stopped by Ctrl-C, not caught up
         progress.wait_until_heard(catch_up)
-    after = delta_tables.snapshot(spark, write.target_table)
+    initial_snapshot.plan_batch_past_initial_snapshot(spark, write.checkpoint)
+    after = before.refreshed(spark, write.target_table)
     written = delta_tables.rows_written_since(
-        spark, write.target_table, before.version, latest=after.version
+        spark, write.target_table, before.version, latest=after.version, log=after.log
     )
     # A new table has them from its creation; an older one gets them (or changes) here, between
     # the two queries, while nothing writes the table.

@@ -29,7 +29,7 @@ DBT_WITHOUT_SPARK = textwrap.dedent("""
 
     target = sys.argv[1]
     succeeded = {}
-    for command in (["parse"], ["ls"], ["compile", "--no-populate-cache"]):
+    for command in (["parse"], ["ls"], ["compile"]):
         result = invoke_dbt([*command, "--target-path", target, "--log-path", target])
         succeeded[command[0]] = result.success
     print(json.dumps({

@@ -65,6 +65,17 @@ class SparkStreamingAdapter(SparkAdapter):
                 column.update(stats)
         return columns
 
+    def set_relations_cache(
+        self, relation_configs: Iterable[Any], clear: bool = False, required_schemas: Any = None
+    ) -> None:
+        """`dbt compile` lists nothing up front (as with --no-populate-cache), so compiling starts
+        no Spark session; a macro that asks for a relation still gets it, listed then."""
+        if getattr(get_flags(), "WHICH", None) == "compile":
+            if clear:
+                self.cache.clear()
+            return
+        super().set_relations_cache(relation_configs, clear, required_schemas)
+
     def _get_cache_schemas(self, relation_configs: Iterable[Any]) -> set:
         """Schemas whose relations dbt lists before the run (a `show table extended` per schema,
         reading every table's metadata). Streaming materialisations never ask that cache, so a

@@ -103,7 +103,11 @@ def test_a_changed_output_mode_is_recorded(dbt, project, spark, lakehouse):
     landing = lakehouse.landing_path("docs_events")
     spark.createDataFrame([(4, "b")], "id int, kind string").write.mode("append").json(landing)
 
-    run = dbt("run", "--select", "appended_events", "kind_totals", project_dir=project)
+    # Run-wide availableNow: kind_totals' own processing-time trigger would leave it serving.
+    run = dbt(
+        "run", "--select", "appended_events", "kind_totals",
+        "--vars", "{stream_trigger: available_now}", project_dir=project,
+    )
     assert run.success, failure_messages(run)
 
     assert table_properties(spark, "documented.kind_totals")["streaming.output_mode"] == "update"

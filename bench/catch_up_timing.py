@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from delta.tables import DeltaTable
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
@@ -59,11 +58,7 @@ def rows_in_files_written_since(spark: SparkSession, table: str, version: int) -
     A MERGE rewrites each data file holding a matched key, so this shows how much of the table a
     small update really rewrote.
     """
-    new_commits = delta_tables.current_version(spark, table) - version
-    if new_commits <= 0:
-        return 0
-    commits = DeltaTable.forName(spark, table).history(new_commits).where(f"version > {version}")
     return sum(
-        int((row["operationMetrics"] or {}).get("numOutputRows", 0))
-        for row in commits.select("operationMetrics").collect()
+        int(metrics.get("numOutputRows", 0))
+        for _, metrics in delta_tables.commits_since(spark, table, version)
     )

@@ -91,12 +91,20 @@ def rows_written_since(
     """
     if latest is not None and latest <= version:
         return 0
+    return sum(_rows_written(operation, metrics)
+               for operation, metrics in commits_since(spark, table, version, log))
+
+
+def commits_since(
+    spark: SparkSession, table: str, version: int, log: Any = None
+) -> list[tuple[str, dict[str, str]]]:
+    """(operation, operationMetrics) of each commit after `version`, read from the log's files."""
     log = log if log is not None else _delta_log(spark, table)
     if log is None:
-        return 0
+        return []
     jvm = spark._jvm
     to_map = jvm.scala.jdk.javaapi.CollectionConverters.asJava
-    written = 0
+    commits = []
     changes = log.getChanges(version + 1, jvm.scala.Option.empty(), False)
     while changes.hasNext():
         actions = changes.next()._2()
@@ -104,10 +112,10 @@ def rows_written_since(
             action = actions.apply(index)
             if action.getClass().getSimpleName() == "CommitInfo":
                 metrics = action.operationMetrics()
-                written += _rows_written(
-                    action.operation(), dict(to_map(metrics.get())) if metrics.isDefined() else {}
+                commits.append(
+                    (action.operation(), dict(to_map(metrics.get())) if metrics.isDefined() else {})
                 )
-    return written
+    return commits
 
 
 def _delta_log(spark: SparkSession, table: str):

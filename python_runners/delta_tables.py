@@ -8,6 +8,7 @@ would each run a Spark job over the whole table state or history, seconds per mo
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -44,10 +45,9 @@ def snapshot(spark: SparkSession, table: str, log: Any = None) -> TableSnapshot:
     latest = log.update(False, jvm.scala.Option.empty(), jvm.scala.Option.empty())
     if latest.version() < 0:
         return TableSnapshot(exists=True, log=log)
-    properties = jvm.scala.jdk.javaapi.CollectionConverters.asJava(latest.metadata().configuration())
-    return TableSnapshot(
-        exists=True, version=int(latest.version()), properties=dict(properties), log=log
-    )
+    # The metadata action as JSON: one call, where walking the Java map costs two per property.
+    properties = json.loads(latest.metadata().json())["metaData"].get("configuration", {})
+    return TableSnapshot(exists=True, version=int(latest.version()), properties=properties, log=log)
 
 
 def create_if_missing(

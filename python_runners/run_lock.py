@@ -16,6 +16,7 @@ import json
 import os
 import socket
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import IO, Optional
@@ -28,6 +29,9 @@ class LakehouseBusyError(RuntimeError):
 
 
 _held: Optional[IO[str]] = None
+# dbt's worker threads (`--threads N`) claim the lakehouse for their first models at the same
+# moment: without this, the second flock on a new handle would find the lock taken by its own process.
+_taking = threading.Lock()
 
 
 def acquire(lakehouse_root: str) -> Optional[dict]:
@@ -35,6 +39,11 @@ def acquire(lakehouse_root: str) -> Optional[dict]:
 
     Raises LakehouseBusyError, naming the holder, while another live process holds it.
     """
+    with _taking:
+        return _acquire(lakehouse_root)
+
+
+def _acquire(lakehouse_root: str) -> Optional[dict]:
     global _held
     if _held is not None or "://" in lakehouse_root:
         return None

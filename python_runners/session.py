@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Mapping, Optional
@@ -38,6 +39,9 @@ _session: Optional[SparkSession] = None
 _lakehouse: Optional[Lakehouse] = None
 # How long building the session (starting the JVM) took in this process; benchmarks report it apart.
 startup_seconds: Optional[float] = None
+# One build at a time: a build started in the background (start_in_background) and dbt's first
+# statement, or several dbt threads, all end up with the one session.
+_building = threading.RLock()
 
 
 def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str] = None) -> dict[str, str]:
@@ -78,10 +82,42 @@ def get_or_create_session(
     extra_conf: Optional[Mapping[str, str]] = None,
     metastore_url: Optional[str] = None,
 ) -> SparkSession:
-    global _session, _lakehouse, startup_seconds
-    if _session is not None and not _session.sparkContext._jsc.sc().isStopped():
+    with _building:
+        if _session is None or _session.sparkContext._jsc.sc().isStopped():
+            _build(lakehouse, master, extra_conf, metastore_url)
         _make_active_in_this_thread(_session)
         return _session
+
+
+def start_in_background(
+    master: Optional[str] = None,
+    extra_conf: Optional[Mapping[str, str]] = None,
+    metastore_url: Optional[str] = None,
+) -> None:
+    """Start building the session on a thread of its own, so that the JVM starts while the
+    caller goes on (dbt parses the project); the first get_or_create_session waits for it.
+
+    A build that fails here is left for that call to repeat, which raises the error to its caller.
+    """
+    if _session is not None:
+        return
+
+    def build() -> None:
+        try:
+            get_or_create_session(master=master, extra_conf=extra_conf, metastore_url=metastore_url)
+        except Exception:  # noqa: BLE001 - reported by the caller's own build
+            pass
+
+    threading.Thread(target=build, name="spark-session-start", daemon=True).start()
+
+
+def _build(
+    lakehouse: Optional[Lakehouse],
+    master: Optional[str],
+    extra_conf: Optional[Mapping[str, str]],
+    metastore_url: Optional[str],
+) -> None:
+    global _session, _lakehouse, startup_seconds
     lakehouse = lakehouse or Lakehouse.from_env()
     metastore_url = configured_url(metastore_url)
     if not metastore_url:
@@ -101,7 +137,6 @@ def get_or_create_session(
     _session.sparkContext.setLogLevel(os.environ.get("SPARK_LOG_LEVEL", "ERROR"))
     _query_errors_to_file(Path(spark_log_path(lakehouse)).with_name("pyspark.log"))
     _lakehouse = lakehouse
-    return _session
 
 
 def _query_errors_to_file(path: Path) -> None:

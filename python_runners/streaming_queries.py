@@ -40,8 +40,10 @@ def create_stream_view(
     """Register the model's query as the temp view `view` and return it."""
     try:
         watermarked = with_watermarks(spark, model, sql, watermarks)
-        spark.sql(f"create or replace temporary view {view} as\n{watermarked}")
-        frame = spark.table(view)
+        # From the analysed frame, not from SQL text: the view keeps the resolved plan, so the
+        # stream started from it later does not resolve every input table a second time.
+        frame = spark.sql(watermarked)
+        frame.createOrReplaceTempView(view)
     except (PySparkException, Py4JJavaError) as error:
         raise explain(model, error) from None
     refuse_what_a_stream_cannot_run(model, frame, output_mode)

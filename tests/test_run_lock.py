@@ -68,3 +68,22 @@ def test_lock_is_released_on_a_clean_exit(tmp_path):
         )
         assert run.returncode == 0 and run.stdout.strip() == "None", run.stderr
     assert run_lock.LOCK_FILE in os.listdir(root)
+
+
+def test_threads_of_one_run_all_hold_the_lock_their_process_took(tmp_path):
+    # dbt's worker threads (`--threads 4`) reach their first models at the same moment
+    root = str(tmp_path / "lakehouse")
+    claim = (
+        "import threading; from python_runners import run_lock\n"
+        "start, failures = threading.Barrier(8), []\n"
+        "def take():\n"
+        "    start.wait()\n"
+        "    try: run_lock.acquire(%r)\n"
+        "    except run_lock.LakehouseBusyError as busy: failures.append(str(busy))\n"
+        "threads = [threading.Thread(target=take) for _ in range(8)]\n"
+        "[t.start() for t in threads]; [t.join() for t in threads]\n"
+        "print(len(failures))\n" % root
+    )
+    for _ in range(5):  # a race: several tries
+        run = subprocess.run([sys.executable, "-c", claim], capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0 and run.stdout.strip() == "0", run.stdout + run.stderr

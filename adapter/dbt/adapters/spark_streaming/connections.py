@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Optional, Tuple
 
 from dbt.adapters.contracts.connection import Connection
+from dbt.flags import get_flags
 from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.spark.connections import (
     SparkConnectionManager,
@@ -15,7 +16,7 @@ from dbt.adapters.spark.connections import (
     SparkCredentials,
 )
 
-from python_runners import interruption
+from python_runners import interruption, session
 from python_runners.run_lock import LakehouseBusyError
 from python_runners.session import DEFAULT_MASTER, get_or_create_session
 from python_runners.stream_sources import SourceViews, StreamSourceConfigError
@@ -51,12 +52,28 @@ class SparkStreamingCredentials(SparkCredentials):
         return ("master", "schema")
 
 
+# dbt commands that run SQL, and so need the Spark session: it starts while dbt parses.
+# `parse`, `ls` and `compile` only render and start none.
+_COMMANDS_THAT_RUN_SQL = frozenset({
+    "run", "build", "seed", "snapshot", "test", "show", "run-operation", "retry", "clone",
+    "generate", "freshness", "debug",
+})
+
+
 def session_for(credentials: SparkStreamingCredentials):
-    return get_or_create_session(
-        master=credentials.master,
-        extra_conf=credentials.server_side_parameters,
-        metastore_url=credentials.metastore_url,
-    )
+    return get_or_create_session(**_session_settings(credentials))
+
+
+def _session_settings(credentials: SparkStreamingCredentials) -> dict[str, Any]:
+    return {
+        "master": credentials.master,
+        "extra_conf": credentials.server_side_parameters,
+        "metastore_url": credentials.metastore_url,
+    }
+
+
+def _command_runs_sql() -> bool:
+    return getattr(get_flags(), "WHICH", None) in _COMMANDS_THAT_RUN_SQL
 
 
 class SparkStreamingConnectionManager(SparkConnectionManager):
@@ -67,6 +84,8 @@ class SparkStreamingConnectionManager(SparkConnectionManager):
         interruption.reset()  # one per dbt invocation: an earlier one's Ctrl-C is over
         # Also one per invocation: the meta.stream source views source() named while rendering.
         self.source_views = SourceViews()
+        if _command_runs_sql():
+            session.start_in_background(**_session_settings(self.profile.credentials))
 
     def register_source_views(self, sql: str) -> list[str]:
         """Register the source views this SQL reads (declared by source(), not registered yet in

@@ -195,7 +195,9 @@ def run_cost_section(result: dict | None) -> list[str]:
     lines += [
         "", "### No-op `dbt run` vs a bare session start", "",
         "A: the demo's `dbt run` (all nine models) on a lakehouse where one `dbt build` of the seed "
-        "and models already took everything landed, so nothing is new (`bench/noop_run.py`); B: "
+        "and models already took everything landed, and one `dbt run` after it ran what a first run "
+        "leaves for the next (a stateful model's batch past its input's initial snapshot), so nothing "
+        "is new (`bench/noop_run.py`); B: "
         "`python_runners.session.get_or_create_session()` and `show tables` on the same lakehouse "
         f"(`bench/session_start.py`). Fresh processes, A B A B ... ({result['noop']['pairs']} of "
         "each), wall timed from outside; **noop_over_start = "

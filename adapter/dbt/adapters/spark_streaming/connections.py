@@ -16,9 +16,9 @@ from dbt.adapters.spark.connections import (
     SparkCredentials,
 )
 
-from python_runners import interruption, session
+from python_runners import interruption
 from python_runners.run_lock import LakehouseBusyError
-from python_runners.session import DEFAULT_MASTER, get_or_create_session
+from python_runners.session import DEFAULT_MASTER, get_or_create_session, start_in_background
 from python_runners.stream_sources import SourceViews, StreamSourceConfigError
 
 
@@ -85,7 +85,7 @@ class SparkStreamingConnectionManager(SparkConnectionManager):
         # Also one per invocation: the meta.stream source views source() named while rendering.
         self.source_views = SourceViews()
         if _command_runs_sql():
-            session.start_in_background(**_session_settings(self.profile.credentials))
+            start_in_background(**_session_settings(self.profile.credentials))
 
     def register_source_views(self, sql: str) -> list[str]:
         """Register the source views this SQL reads (declared by source(), not registered yet in

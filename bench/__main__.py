@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench.benchmarks_doc import (
-    body, document, replace_run_cost_section, run_cost_section, run_cost_section_of, summary_line,
+    body, document, replace_section, run_cost_section, run_cost_section_of, summary_line,
 )
 from bench.child_process import child_result
 from bench.fresh_lakehouse import empty_folder
@@ -126,12 +126,12 @@ def main(argv: list[str] | None = None) -> int:
     only_run_cost = args.parts == ["run_cost"]
     if only_run_cost and args.doc.exists():
         # The other sections keep the figures of the run that wrote them.
-        args.doc.write_text(replace_run_cost_section(args.doc.read_text(), run_cost_section(results["run_cost"])))
+        args.doc.write_text(replace_section(args.doc.read_text(), run_cost_section(results["run_cost"])))
     else:
         text = document(run, results)
         if "run_cost" not in results and args.doc.exists():
             kept = run_cost_section_of(args.doc.read_text())
-            text = replace_run_cost_section(text, kept) if kept else text
+            text = replace_section(text, kept) if kept else text
         args.doc.write_text(text)
     print()
     print("\n".join(run_cost_section(results["run_cost"]) if only_run_cost else body(results)))

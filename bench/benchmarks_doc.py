@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from bench import run_cost_figures
-from bench.figures import latency_summary, overhead_summary, recompute_rows, throughput_rows
+from bench.figures import (
+    PHASES, hop_summary, latency_summary, overhead_summary, recompute_rows, throughput_rows,
+)
 
 NOT_RUN = "_Not run in this benchmark run (left out with `--parts`)._"
 
@@ -111,24 +113,55 @@ def overhead_section(result: dict | None) -> list[str]:
     return lines + [""]
 
 
-def latency_section(result: dict | None) -> list[str]:
-    lines = ["## 3. Latency, always on", ""]
+LATENCY_HEADING = "## 3. Latency, always on"
+
+
+def latency_section(result: dict | None, all_models: dict | None = None, run: dict | None = None) -> list[str]:
+    lines = [LATENCY_HEADING, ""]
     if result is None:
         return lines + [NOT_RUN, ""]
     summary = latency_summary(result)
+    if run:
+        lines += [f"Run: {run['started_at']} (UTC), {run['duration_min']:.1f} min, with "
+                  f"`{run['command']}`; load average at start {run['load_start']}, at end "
+                  f"{run['load_end']}.", ""]
     lines += [
         f"`python -m python_runners service start --trigger \"{result['trigger']}\"` over "
-        f"{', '.join(result['models'])} (the demo's path from landing to one gold table; all nine "
-        "models at once would share the 2 cores nine ways). One small JSON file landed every "
-        f"{result['interval_s']} s, {summary['landings']} in all; latency = from the file's rename "
-        "into the landing folder to the first commit of gold.device_counts that holds it "
-        "(read from the Delta log's file statistics, `bench/gold_commits.py`).", "",
+        f"{', '.join(result['models'])} (the demo's path from landing to one gold table). One "
+        f"small JSON file landed every {result['interval_s']} s, {summary['landings']} in all; "
+        "latency = from the file's rename into the landing folder to the first commit of "
+        "gold.device_counts that holds it (read from the Delta log's file statistics, "
+        "`bench/gold_commits.py`).", "",
     ]
-    lines += _table(
-        ["landings", "p50", "p95", "min", "max", "gold commits"],
-        [[summary["landings"], f"{summary['p50_ms']:.0f} ms", f"{summary['p95_ms']:.0f} ms",
-          f"{summary['min_ms']:.0f} ms", f"{summary['max_ms']:.0f} ms", result["gold_commits"]]],
-    )
+    rows = [["three hops", summary["landings"], f"{summary['p50_ms']:.0f} ms", f"{summary['p95_ms']:.0f} ms",
+             f"{summary['min_ms']:.0f} ms", f"{summary['max_ms']:.0f} ms", result["gold_commits"]]]
+    if all_models:
+        every = latency_summary(all_models)
+        rows.append(["all nine models serving", every["landings"], f"{every['p50_ms']:.0f} ms",
+                     f"{every['p95_ms']:.0f} ms", f"{every['min_ms']:.0f} ms", f"{every['max_ms']:.0f} ms",
+                     all_models["gold_commits"]])
+    lines += _table(["service", "landings", "p50", "p95", "min", "max", "gold commits"], rows)
+    if result.get("hops"):
+        lines += ["", "Per hop (three hops): from the row being visible upstream (landed, or "
+                  "committed to the table before) to the commit of this model's table that holds "
+                  "it; split into the wait before the micro-batch that took it started and that "
+                  "batch's own duration (its progress `triggerExecution`). Medians over the "
+                  "landings, and the hop's p95:", ""]
+        lines += _table(["hop", "p50", "p95", "wait p50", "batch p50"],
+                        [[row["model"], f"{row['hop_p50']:.0f} ms", f"{row['hop_p95']:.0f} ms",
+                          f"{row['wait_p50']:.0f} ms", f"{row['batch_p50']:.0f} ms"]
+                         for row in hop_summary(result)])
+        lines += ["", "Each query's micro-batches that read rows, median ms per phase of Spark's "
+                  "progress `durationMs` (addBatch is the write: Delta's commit, and for "
+                  "device_counts the state store and the complete rewrite):", ""]
+        lines += _table(["query", "batches", *PHASES],
+                        [[query, result["batches"][query],
+                          *(f"{phases.get(phase, 0):.0f}" for phase in PHASES)]
+                         for query, phases in result["phases"].items()])
+    if result.get("own_time"):
+        lines += ["", "The service's own code over the whole run (`make status` shows the same): " + ", ".join(
+            f"{activity} {figures['ms'] / 1000:.1f} s in {figures['calls']} calls"
+            for activity, figures in result["own_time"].items()) + "."]
     return lines + [""]
 
 
@@ -152,21 +185,29 @@ def throughput_section(result: dict | None) -> list[str]:
     return lines + [""]
 
 
-def modes_section(result: list[dict] | None) -> list[str]:
+def modes_section(result: dict | list[dict] | None) -> list[str]:
     lines = ["## 5. Output mode update vs complete", ""]
     if result is None:
         return lines + [NOT_RUN, ""]
+    rows = result["rows"] if isinstance(result, dict) else result  # a list: before batch shapes
     lines += [
-        "`bench/update_vs_complete.py` (also `make bench-modes`): a per-key aggregate after "
-        "a history batch holding every key; each measured batch touches 1% of the keys. Time "
-        "per micro-batch (progress durationMs.triggerExecution), median:", "",
+        "`bench/update_vs_complete.py` (also `make bench-modes`): an aggregate after history "
+        "batches holding every key; each measured batch touches 1% of the keys, at random "
+        "(shape random) or in the latest time windows (shape windows). Time per micro-batch "
+        "(progress durationMs.triggerExecution), median:", "",
     ]
     lines += _table(
-        ["keys", "mode", "batches", "median ms", "max ms", "rows written/batch", "rows in files/batch"],
-        [[f"{row['keys']:,}", row["mode"], row["batches"], f"{row['median_batch_ms']:.0f}",
-          row["max_batch_ms"], f"{row['rows_written_per_batch']:,.0f}",
-          f"{row['rows_in_files_per_batch']:,.0f}"] for row in result],
+        ["shape", "keys", "mode", "batches", "median ms", "max ms", "rows written/batch",
+         "rows in files/batch", "files touched/batch"],
+        [[row.get("shape", "random"), f"{row['keys']:,}", row["mode"], row["batches"],
+          f"{row['median_batch_ms']:.0f}", row["max_batch_ms"], f"{row['rows_written_per_batch']:,.0f}",
+          f"{row['rows_in_files_per_batch']:,.0f}",
+          f"{row['files_touched_per_batch']:.0f} of {row['table_files']}" if "table_files" in row else "-"]
+         for row in rows],
     )
+    if isinstance(result, dict):
+        figures = [f"`{name}` = {value:.2f}" for name, value in result.items() if name != "rows"]
+        lines += ["", "update_over_complete (complete's median ms / update's): " + ", ".join(figures)]
     return lines + [""]
 
 
@@ -241,8 +282,8 @@ def _closing_summary(lines: list[str], index: int) -> bool:
     return lines[index] == "```" and index + 1 < len(lines) and lines[index + 1].startswith("bench: ")
 
 
-def _run_cost_bounds(lines: list[str]) -> tuple[int, int] | None:
-    start = next((i for i, line in enumerate(lines) if line.strip() == RUN_COST_HEADING), None)
+def _section_bounds(lines: list[str], heading: str) -> tuple[int, int] | None:
+    start = next((i for i, line in enumerate(lines) if line.strip() == heading), None)
     if start is None:
         return None
     end = next((i for i in range(start + 1, len(lines))
@@ -253,15 +294,15 @@ def _run_cost_bounds(lines: list[str]) -> tuple[int, int] | None:
 def run_cost_section_of(document_text: str) -> list[str] | None:
     """The document's run-cost section as it stands, or None when it has none."""
     lines = document_text.split("\n")
-    bounds = _run_cost_bounds(lines)
+    bounds = _section_bounds(lines, RUN_COST_HEADING)
     return lines[bounds[0]:bounds[1]] if bounds else None
 
 
-def replace_run_cost_section(document_text: str, section: list[str]) -> str:
-    """The document with its run-cost section replaced by `section` (added before the closing
-    summary block if it has none); everything else as it was."""
+def replace_section(document_text: str, section: list[str]) -> str:
+    """The document with the section headed like `section` replaced by it (added before the
+    closing summary block if it has none); everything else as it was."""
     lines = document_text.rstrip("\n").split("\n")
-    bounds = _run_cost_bounds(lines)
+    bounds = _section_bounds(lines, section[0].strip())
     if bounds is None:
         at = next((i for i in range(len(lines)) if _closing_summary(lines, i)), len(lines))
         bounds = (at, at)

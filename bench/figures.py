@@ -67,6 +67,23 @@ def throughput_rows(result: dict) -> list[dict]:
     return rows
 
 
+PHASES = ("latestOffset", "getBatch", "queryPlanning", "addBatch", "walCommit", "commitOffsets",
+          "triggerExecution")
+
+
+def hop_summary(result: dict) -> list[dict]:
+    """Per hop (model), median and p95 over the landings: hop, wait before its batch, the batch."""
+    rows = []
+    for model in dict.fromkeys(hop["model"] for hop in result.get("hops", [])):
+        hops = [hop for hop in result["hops"] if hop["model"] == model]
+        rows.append({
+            "model": model,
+            **{f"{key}_p50": nearest_rank([hop[f"{key}_ms"] for hop in hops], 50) for key in ("hop", "wait", "batch")},
+            "hop_p95": nearest_rank([hop["hop_ms"] for hop in hops], 95),
+        })
+    return rows
+
+
 def latency_summary(result: dict) -> dict:
     latencies = result["latencies_ms"]
     return {

@@ -20,6 +20,7 @@ class Commit:
     version: int
     visible_at: float  # the commit file's mtime, epoch seconds: the moment readers can see it
     max_value: float | None  # of the watched column over the table's files added by this commit
+    batch_id: int | None = None  # the streaming write's micro-batch (its txn action's version)
 
 
 def commits(table_path: str, column: str, after_version: int = -1) -> list[Commit]:
@@ -32,16 +33,19 @@ def commits(table_path: str, column: str, after_version: int = -1) -> list[Commi
         if not match or int(match.group(1)) <= after_version:
             continue
         path = log / name
-        found.append(Commit(int(match.group(1)), path.stat().st_mtime, _max_added(path, column)))
+        found.append(_commit(int(match.group(1)), path, column))
     return found
 
 
-def _max_added(commit_file: Path, column: str) -> float | None:
-    values = []
+def _commit(version: int, commit_file: Path, column: str) -> Commit:
+    values, batch_id = [], None
     for line in commit_file.read_text().splitlines():
-        add = json.loads(line).get("add")
+        action = json.loads(line)
+        add, txn = action.get("add"), action.get("txn")
         if add and add.get("stats"):
             value = json.loads(add["stats"]).get("maxValues", {}).get(column)
             if value is not None:
                 values.append(value)
-    return max(values, default=None)
+        if txn:
+            batch_id = int(txn["version"])
+    return Commit(version, commit_file.stat().st_mtime, max(values, default=None), batch_id)

@@ -6,6 +6,11 @@ process (no Spark in it) lands one small file at a steady pace; file i holds rec
 device no file before it had, device 1000 + i, so the first gold commit whose files' statistics
 reach that device id is the moment file i became visible in gold. The time from the file's
 rename into the landing folder to that commit file's mtime is its latency.
+
+The same statistics in bronze's and silver's commits time each hop; each commit's micro-batch
+(its txn action) and that batch's progress (bench/latency_breakdown.py) split a hop into the
+wait before the batch started and the batch's own phases. The service's status file adds the
+time its own code took (listener, progress flush, status file).
 """
 
 from __future__ import annotations
@@ -13,19 +18,22 @@ from __future__ import annotations
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.gold_commits import commits
+from bench.child_process import run_child
+from bench.gold_commits import Commit, commits
 from bench.fresh_lakehouse import empty_folder
-from python_runners.demo_data import FIRST_BATCH_EPOCH, RECORDINGS_FOLDER, write_atomically
+from python_runners.demo_data import FIRST_BATCH_EPOCH, RECORDINGS_FOLDER, STATUS_FOLDER, write_atomically
 from python_runners.lakehouse import REPO_ROOT, ROOT_VARIABLE, Lakehouse
 from python_runners.pipeline_process import DBT
 
 MODELS = ("bronze_recordings", "silver_recordings", "device_counts")
+HOPS = (("bronze_recordings", "bronze.db"), ("silver_recordings", "silver.db"), ("device_counts", "gold.db"))
 FIRST_DEVICE = 1000
 RECORDS_PER_FILE = 10
 READY_TIMEOUT_S = 600
@@ -38,29 +46,34 @@ class Landing:
     landed_at: float
 
 
-def measure_latency(trigger: str, landings: int, interval_s: float, log_dir: Path) -> dict:
-    root = empty_folder("latency")
+def measure_latency(trigger: str, landings: int, interval_s: float, log_dir: Path,
+                    all_models: bool = False) -> dict:
+    """With `all_models`, every model of the demo serves (nine queries); else the three of MODELS."""
+    name = "latency_all_models" if all_models else "latency"
+    root = empty_folder(name)
     env = {**os.environ, ROOT_VARIABLE: str(root)}
     lakehouse = Lakehouse.from_env(env)
     gold = f"{lakehouse.warehouse}/gold.db/device_counts"
     landing = Path(lakehouse.landing_path(RECORDINGS_FOLDER))
     landing.mkdir(parents=True)
+    Path(lakehouse.landing_path(STATUS_FOLDER)).mkdir(parents=True)  # the other source, kept empty
 
-    seed_log = log_dir / "latency_seed.log"
+    seed_log = log_dir / f"{name}_seed.log"
     with open(seed_log, "w") as log:
         subprocess.run([DBT, "seed", "--select", "devices", "--project-dir", str(REPO_ROOT),
                         "--profiles-dir", str(REPO_ROOT / "profiles")],
                        env=env, stdout=log, stderr=subprocess.STDOUT, check=True)
     land(landing, FIRST_DEVICE - 1)  # the service's first catch-up creates the tables with it
 
-    with open(log_dir / "latency_service.log", "w") as log:
+    selection = [] if all_models else ["--select", *MODELS]
+    with open(log_dir / f"{name}_service.log", "w") as log:
         service = subprocess.Popen(
             [sys.executable, "-m", "python_runners", "service", "start", "--trigger", trigger,
-             "--select", *MODELS],
+             *selection],
             env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
     try:
-        wait_until_serving(lakehouse, gold, service)
+        wait_until_serving(lakehouse, gold, service, None if all_models else len(MODELS))
         landed = land_at_steady_pace(landing, landings, interval_s)
         visible = wait_until_visible(gold, landed[-1].device_id, service)
     finally:
@@ -69,10 +82,58 @@ def measure_latency(trigger: str, landings: int, interval_s: float, log_dir: Pat
         (first_commit_with(visible, landing_.device_id) - landing_.landed_at) * 1000
         for landing_ in landed
     ]
+    breakdown_file = log_dir / f"{name}_batches.json"
+    run_child([sys.executable, "-m", "bench.latency_breakdown", "--lakehouse", str(root),
+               "--result", str(breakdown_file)], env, log_dir / f"{name}_breakdown.log")
+    batches = json.loads(breakdown_file.read_text())
+    status = json.loads((Path(lakehouse.root) / "service" / "status.json").read_text())
     return {
         "trigger": trigger, "landings": landings, "interval_s": interval_s,
-        "models": list(MODELS), "latencies_ms": latencies_ms,
+        "models": "all" if all_models else list(MODELS), "latencies_ms": latencies_ms,
         "gold_commits": len([c for c in visible if c.max_value is not None and c.max_value >= FIRST_DEVICE]),
+        "hops": hop_timings(lakehouse, landed, batches),
+        "phases": {query: batch_phases(found) for query, found in batches.items()},
+        "own_time": status.get("own_time", {}),
+        "batches": {query: len(found) for query, found in batches.items()},
+    }
+
+
+def hop_timings(lakehouse: Lakehouse, landed: list[Landing], batches: dict[str, list[dict]]) -> list[dict]:
+    """Per landing and hop: from the row being visible upstream to its table's commit holding it,
+    split into the wait before the micro-batch that took it and that batch's own duration."""
+    timings = []
+    upstream = {landing_.device_id: landing_.landed_at for landing_ in landed}
+    for model, schema in HOPS:
+        found = commits(f"{lakehouse.warehouse}/{schema}/{model}", "device_id")
+        durations = {
+            batch["batch_id"]: batch["duration_ms"].get("triggerExecution", 0)
+            for query, query_batches in batches.items() if query.split(".")[-1] == model
+            for batch in query_batches
+        }
+        visible = {}
+        for device_id, since in upstream.items():
+            commit = _first_holding(found, device_id)
+            batch_ms = durations.get(commit.batch_id, 0)
+            hop_ms = (commit.visible_at - since) * 1000
+            timings.append({"model": model, "device_id": device_id, "hop_ms": hop_ms,
+                            "batch_ms": batch_ms, "wait_ms": max(0.0, hop_ms - batch_ms)})
+            visible[device_id] = commit.visible_at
+        upstream = visible
+    return timings
+
+
+def _first_holding(found: list[Commit], device_id: int) -> Commit:
+    return min((c for c in found if c.max_value is not None and c.max_value >= device_id),
+               key=lambda c: c.version)
+
+
+def batch_phases(found: list[dict]) -> dict[str, float]:
+    """Median milliseconds of each durationMs phase over the batches that read rows."""
+    with_rows = [batch for batch in found if batch["input_rows"] > 0] or found
+    phases = sorted({phase for batch in with_rows for phase in batch["duration_ms"]})
+    return {
+        phase: statistics.median(batch["duration_ms"].get(phase, 0) for batch in with_rows)
+        for phase in phases
     }
 
 
@@ -97,8 +158,9 @@ def land_at_steady_pace(folder: Path, landings: int, interval_s: float) -> list[
     return landed
 
 
-def wait_until_serving(lakehouse: Lakehouse, gold: str, service: subprocess.Popen) -> None:
-    """Until gold holds the warm-up file and the service reports every query serving."""
+def wait_until_serving(lakehouse: Lakehouse, gold: str, service: subprocess.Popen,
+                       queries: int | None) -> None:
+    """Until gold holds the warm-up file and the service reports serving (`queries` queries, if given)."""
     status_file = Path(lakehouse.root) / "service" / "status.json"
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:
@@ -106,7 +168,7 @@ def wait_until_serving(lakehouse: Lakehouse, gold: str, service: subprocess.Pope
             raise RuntimeError(f"the service exited ({service.returncode}) before serving; see its log")
         if status_file.exists() and any(c.max_value == FIRST_DEVICE - 1 for c in commits(gold, "device_id")):
             status = json.loads(status_file.read_text())
-            if status["state"] == "serving" and len(status["queries"]) == len(MODELS):
+            if status["state"] == "serving" and queries in (None, len(status["queries"])):
                 return
         time.sleep(0.5)
     raise RuntimeError(f"the service was not serving after {READY_TIMEOUT_S} s; see its log")

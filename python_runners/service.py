@@ -97,6 +97,10 @@ def status(lakehouse: Lakehouse) -> int:
         if query["last_failure"]:
             line += f"; last failure: {query['last_failure']}"
         print(line)
+    if current.get("own_time"):
+        print("  the service's own code: " + ", ".join(
+            f"{activity} {figures['ms'] / 1000:.1f} s in {figures['calls']} calls"
+            for activity, figures in current["own_time"].items()))
     return 0 if current["state"] == "serving" else 1
 
 

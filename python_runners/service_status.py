@@ -32,8 +32,9 @@ class StatusFile:
         self.started_at = _process_started_at()
 
     def write(self, queries: Iterable[Any] = (), state: str = "serving",
-              model: Optional[str] = None) -> None:
-        """`queries`: serving.ServedQuery objects; `model`: the one catching up."""
+              model: Optional[str] = None, own_time: Optional[dict] = None) -> None:
+        """`queries`: serving.ServedQuery objects; `model`: the one catching up; `own_time`:
+        what the service's own code has spent so far (own_time.OwnTime.figures())."""
         status = {
             "pid": os.getpid(),
             "state": state,
@@ -41,6 +42,7 @@ class StatusFile:
             "started_at": self.started_at,
             "updated_at": _now(),
             "queries": [_query_status(served) for served in queries],
+            "own_time": own_time or {},
         }
         self.path.parent.mkdir(parents=True, exist_ok=True)
         hidden = self.path.with_name(f".{self.path.name}.{os.getpid()}")

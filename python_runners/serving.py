@@ -21,6 +21,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from python_runners import interruption, live_progress, service_status, stream_progress, streaming_writes
 from python_runners.lakehouse import Lakehouse
+from python_runners.own_time import OwnTime
 from python_runners.progress_table import last_batch
 from python_runners.streaming_errors import StreamingModelError, root_cause
 
@@ -62,6 +63,7 @@ def serve_until_stopped(spark: SparkSession, log: Log = print) -> list[str]:
     restore = _install_handlers(stop_requested, signals)
     recorder = stream_progress.recorder(spark)
     status = service_status.StatusFile(Lakehouse.from_env())
+    own_time = OwnTime()
     log(f"Serving {len(queries)} streaming queries ({', '.join(q.name for q in queries)}); "
         "press Ctrl-C or send SIGTERM to stop them after their current batch.")
     next_flush = time.monotonic() + FLUSH_SECONDS
@@ -72,10 +74,12 @@ def serve_until_stopped(spark: SparkSession, log: Log = print) -> list[str]:
                 for served in queries:
                     _supervise(spark, served, log)
                 if time.monotonic() >= next_status:
-                    status.write(queries)
+                    with own_time.timed("status file"):
+                        status.write(queries, own_time=_own_time(recorder, own_time))
                     next_status = time.monotonic() + STATUS_SECONDS
                 if time.monotonic() >= next_flush:
-                    _flush(spark, recorder, log)
+                    with own_time.timed("progress flush"):
+                        _flush(spark, recorder, log)
                     next_flush = time.monotonic() + FLUSH_SECONDS
                 stop_requested.wait(POLL_SECONDS)
     finally:
@@ -87,9 +91,14 @@ def serve_until_stopped(spark: SparkSession, log: Log = print) -> list[str]:
                 [served.name for served in queries],
                 " after its current batch" if len(queries) == 1 else " after their current batch",
             ))
-        _flush(spark, recorder, log)
-        status.write(queries, state="stopped")
+        with own_time.timed("progress flush"):
+            _flush(spark, recorder, log)
+        status.write(queries, state="stopped", own_time=_own_time(recorder, own_time))
     return [served.name for served in queries]
+
+
+def _own_time(recorder: stream_progress.ProgressRecorder, serving: OwnTime) -> dict:
+    return {**recorder.own_time.figures(), **serving.figures()}
 
 
 def _supervise(spark: SparkSession, served: ServedQuery, log: Log) -> None:

@@ -18,6 +18,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
 
 from python_runners import progress_table
+from python_runners.own_time import OwnTime
 
 BatchCallback = Callable[[dict], None]
 
@@ -33,13 +34,15 @@ class ProgressRecorder(StreamingQueryListener):
         self._on_batch = on_batch
         self._retention_days = retention_days
         self._retention_applied = False
+        self.own_time = OwnTime()  # spent in onQueryProgress, on Py4J's callback thread
 
     # Listener callbacks run on a thread of Py4J's callback server.
     def onQueryStarted(self, event: Any) -> None:
         pass
 
     def onQueryProgress(self, event: Any) -> None:
-        self.record(json.loads(event.progress.json))
+        with self.own_time.timed("listener"):
+            self.record(json.loads(event.progress.json))
 
     def record(self, progress: dict) -> None:
         """One progress report (StreamingQueryProgress as JSON); triggers without a batch are skipped."""

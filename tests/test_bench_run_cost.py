@@ -4,7 +4,7 @@ results (no Spark)."""
 from __future__ import annotations
 
 from bench.benchmarks_doc import (
-    replace_run_cost_section, run_cost_section, run_cost_section_of,
+    replace_section, run_cost_section, run_cost_section_of,
 )
 from bench.run_cost_figures import figures, noop_summary, summary_line, target_lines
 
@@ -98,11 +98,11 @@ def test_the_doc_section_replaces_only_itself():
     assert section[-3].startswith("bench run-cost: noop_over_start=2.50 ")
     doc = "\n".join(["# Benchmarks", "", "## 5. Modes", "", "| keys |", "",
                      "```", "bench: recompute_over_incremental=2.22 at H=10000000", "```", ""])
-    with_section = replace_run_cost_section(doc, section)
+    with_section = replace_section(doc, section)
     assert with_section.index("## 5. Modes") < with_section.index("## 6. Run cost") < with_section.index(
         "bench: recompute")
     assert run_cost_section_of(with_section) == section
     newer = run_cost_section({**RESULT, "started_at": "2026-11-24 08:00"})
-    replaced = replace_run_cost_section(with_section, newer)
-    assert replaced == replace_run_cost_section(doc, newer)
+    replaced = replace_section(with_section, newer)
+    assert replaced == replace_section(doc, newer)
     assert "2026-11-23 20:00" not in replaced and "| keys |" in replaced

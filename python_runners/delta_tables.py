@@ -129,6 +129,8 @@ def _delta_log(spark: SparkSession, table: str):
 
 
 def _rows_written(operation: str, metrics: Mapping[str, str]) -> int:
+    if operation == "OPTIMIZE":  # compaction (Delta's auto compaction too) moves rows, writes none
+        return 0
     if operation == "MERGE":  # its numOutputRows also counts unchanged rows copied along
         return int(metrics.get("numTargetRowsInserted", 0)) + int(metrics.get("numTargetRowsUpdated", 0))
     return int(metrics.get("numOutputRows", 0))

@@ -13,7 +13,7 @@ import os
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from python_runners.lakehouse import Lakehouse
 from python_runners.progress_table import last_batch
@@ -32,16 +32,18 @@ class StatusFile:
         self.started_at = _process_started_at()
 
     def write(self, queries: Iterable[Any] = (), state: str = "serving",
-              model: Optional[str] = None, own_time: Optional[dict] = None) -> None:
+              model: Optional[str] = None, own_time: Optional[dict] = None,
+              latest: Optional[Callable[[str], Optional[dict]]] = None) -> None:
         """`queries`: serving.ServedQuery objects; `model`: the one catching up; `own_time`:
-        what the service's own code has spent so far (own_time.OwnTime.figures())."""
+        what the service's own code has spent so far (own_time.OwnTime.figures()); `latest`:
+        a query name's last batch progress, as the progress listener heard it."""
         status = {
             "pid": os.getpid(),
             "state": state,
             "model": model,
             "started_at": self.started_at,
             "updated_at": _now(),
-            "queries": [_query_status(served) for served in queries],
+            "queries": [_query_status(served, latest) for served in queries],
             "own_time": own_time or {},
         }
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -60,8 +62,8 @@ def read(lakehouse: Lakehouse) -> Optional[dict]:
     return status
 
 
-def _query_status(served: Any) -> dict:
-    progress = last_batch(served.query) or {}
+def _query_status(served: Any, latest: Optional[Callable[[str], Optional[dict]]]) -> dict:
+    progress = (latest(served.name) if latest else None) or last_batch(served.query) or {}
     return {
         "name": served.name,
         "active": bool(served.query.isActive),

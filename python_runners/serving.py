@@ -26,7 +26,8 @@ from python_runners.progress_table import last_batch
 from python_runners.streaming_errors import StreamingModelError, root_cause
 
 POLL_SECONDS = 0.5
-FLUSH_SECONDS = 10.0
+# Each flush is a Delta commit to the progress table, CPU an always-on service's streams share.
+FLUSH_SECONDS = 30.0
 STATUS_SECONDS = 2.0
 FIRST_BACKOFF_SECONDS = 1.0
 MAX_BACKOFF_SECONDS = 60.0
@@ -75,7 +76,8 @@ def serve_until_stopped(spark: SparkSession, log: Log = print) -> list[str]:
                     _supervise(spark, served, log)
                 if time.monotonic() >= next_status:
                     with own_time.timed("status file"):
-                        status.write(queries, own_time=_own_time(recorder, own_time))
+                        status.write(queries, own_time=_own_time(recorder, own_time),
+                                     latest=recorder.latest_batch)
                     next_status = time.monotonic() + STATUS_SECONDS
                 if time.monotonic() >= next_flush:
                     with own_time.timed("progress flush"):
@@ -93,7 +95,8 @@ def serve_until_stopped(spark: SparkSession, log: Log = print) -> list[str]:
             ))
         with own_time.timed("progress flush"):
             _flush(spark, recorder, log)
-        status.write(queries, state="stopped", own_time=_own_time(recorder, own_time))
+        status.write(queries, state="stopped", own_time=_own_time(recorder, own_time),
+                     latest=recorder.latest_batch)
     return [served.name for served in queries]
 
 

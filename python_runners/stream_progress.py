@@ -31,6 +31,7 @@ class ProgressRecorder(StreamingQueryListener):
         self._flush_lock = threading.Lock()
         self._pending: list[tuple] = []
         self._heard: dict[str, int] = {}  # run id -> last batch id heard
+        self._latest: dict[str, dict] = {}  # query name -> its last batch's progress
         self._on_batch = on_batch
         self._retention_days = retention_days
         self._retention_applied = False
@@ -51,6 +52,7 @@ class ProgressRecorder(StreamingQueryListener):
         with self._lock:
             self._pending.append(progress_table.progress_row(progress))
             self._heard[progress["runId"]] = int(progress["batchId"])
+            self._latest[progress.get("name") or ""] = progress
             self._lock.notify_all()
         if self._on_batch is not None:
             self._on_batch(progress)
@@ -60,6 +62,12 @@ class ProgressRecorder(StreamingQueryListener):
 
     def onQueryTerminated(self, event: Any) -> None:
         pass
+
+    def latest_batch(self, query_name: str) -> Optional[dict]:
+        """The progress of the query's last batch heard: what `query.recentProgress` would give,
+        without fetching and decoding a hundred progress reports from the JVM."""
+        with self._lock:
+            return self._latest.get(query_name)
 
     def wait_until_heard(self, query: StreamingQuery, timeout_seconds: float = 30) -> None:
         """Until the listener has heard the last batch the query itself reports."""

@@ -71,9 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     run["load_end"] = load_average()
     text = args.doc.read_text() if args.doc.exists() else "# Benchmarks\n"
     text = replace_section(text, latency_section(three_hops, all_models, run))
-    args.doc.write_text(replace_section(text, modes_section(modes)))
+    args.doc.write_text(replace_section(text, modes_section(modes, run)))
     print()
-    print("\n".join(latency_section(three_hops, all_models, run) + modes_section(modes)))
+    print("\n".join(latency_section(three_hops, all_models, run) + modes_section(modes, run)))
     print(f"bench latency: wrote sections 3 and 5 of {args.doc} ({run['duration_min']:.1f} min)")
     figures = summary_figures(three_hops, all_models, modes)
     for name, target in TARGETS.items():
@@ -86,25 +86,16 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def summary_figures(three_hops: dict, all_models: dict | None, modes: list[dict]) -> dict:
+def summary_figures(three_hops: dict, all_models: dict | None, modes: dict) -> dict:
     latency = latency_summary(three_hops)
     figures = {
         "p50_ms": latency["p50_ms"],
         "p95_ms": latency["p95_ms"],
         "all_models_p50_ms": latency_summary(all_models)["p50_ms"] if all_models else None,
     }
-    for shape in ("windows", "random"):
-        figures[f"update_over_complete_1M_{shape}"] = update_over_complete(modes, 1_000_000, shape)
+    for shape in ("windows", "random"):  # complete's median batch / update's: > 1, update wins
+        figures[f"update_over_complete_1M_{shape}"] = modes.get(f"update_over_complete_1M_{shape}")
     return figures
-
-
-def update_over_complete(modes: list[dict], keys: int, shape: str) -> float | None:
-    """How many times faster update mode's median batch is than complete's (> 1: update wins)."""
-    median = {row["mode"]: row["median_batch_ms"] for row in modes
-              if row["keys"] == keys and row.get("shape", "random") == shape}
-    if "update" not in median or "complete" not in median:
-        return None
-    return median["complete"] / median["update"]
 
 
 if __name__ == "__main__":

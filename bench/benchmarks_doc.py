@@ -185,11 +185,13 @@ def throughput_section(result: dict | None) -> list[str]:
     return lines + [""]
 
 
-def modes_section(result: dict | list[dict] | None) -> list[str]:
+def modes_section(result: dict | list[dict] | None, run: dict | None = None) -> list[str]:
     lines = ["## 5. Output mode update vs complete", ""]
     if result is None:
         return lines + [NOT_RUN, ""]
     rows = result["rows"] if isinstance(result, dict) else result  # a list: before batch shapes
+    if run:
+        lines += [f"Run: {run['started_at']} (UTC), with `{run['command']}`.", ""]
     lines += [
         "`bench/update_vs_complete.py` (also `make bench-modes`): an aggregate after history "
         "batches holding every key; each measured batch touches 1% of the keys, at random "

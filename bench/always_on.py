@@ -1,6 +1,6 @@
 """`make bench-latency`: always-on latency and the per-batch cost of update vs complete mode.
 
-    python -m bench.always_on [--landings 200] [--mode-keys 1000000] [--skip-all-models]
+    python -m bench.always_on [--landings 200] [--mode-keys 1000000] [--parts latency,all_models,modes]
 
 Three measurements, each in processes of its own: the three-hop path with a 500 ms trigger
 (bench/latency.py, with its per-hop and per-phase breakdown), the same landings with all nine
@@ -29,6 +29,7 @@ from bench.machine import load_average
 from python_runners.lakehouse import REPO_ROOT
 
 TARGETS = {"p50_ms": 2000, "p95_ms": 5000, "all_models_p50_ms": 5000}
+PARTS = ("latency", "all_models", "modes")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -37,7 +38,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--landing-interval", type=float, default=0.5, help="seconds between landings")
     parser.add_argument("--trigger", default="500 milliseconds", help="the service's trigger")
     parser.add_argument("--mode-keys", default="1000000", help="key counts for update vs complete")
-    parser.add_argument("--skip-all-models", action="store_true", help="only the three-hop path")
+    parser.add_argument("--parts", default=",".join(PARTS),
+                        help=f"which measurements, of {','.join(PARTS)}; a section left out keeps its figures")
     parser.add_argument("--doc", type=Path, default=REPO_ROOT / "docs" / "BENCHMARKS.md")
     return parser.parse_args(argv)
 
@@ -59,22 +61,26 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench latency: {name} done in {(time.monotonic() - step_started) / 60:.1f} min", flush=True)
         return result
 
+    parts = set(args.parts.split(","))
     three_hops = step("latency", lambda: measure_latency(
-        args.trigger, args.landings, args.landing_interval, logs))
-    all_models = None if args.skip_all_models else step("latency_all_models", lambda: measure_latency(
-        args.trigger, args.landings, args.landing_interval, logs, all_models=True))
+        args.trigger, args.landings, args.landing_interval, logs)) if "latency" in parts else None
+    all_models = step("latency_all_models", lambda: measure_latency(
+        args.trigger, args.landings, args.landing_interval, logs, all_models=True)) if "all_models" in parts else None
     modes = step("modes", lambda: child_result(
         ["bench.update_vs_complete", "--keys", args.mode_keys, "--shapes", "windows,random"],
-        logs / "modes.log", results_dir / "modes_raw.json"))
+        logs / "modes.log", results_dir / "modes_raw.json")) if "modes" in parts else None
 
     run["duration_min"] = (time.monotonic() - started) / 60
     run["load_end"] = load_average()
     text = args.doc.read_text() if args.doc.exists() else "# Benchmarks\n"
-    text = replace_section(text, latency_section(three_hops, all_models, run))
-    args.doc.write_text(replace_section(text, modes_section(modes, run)))
+    sections = ([latency_section(three_hops, all_models, run)] if three_hops else []) + (
+        [modes_section(modes, run)] if modes else [])
+    for section in sections:
+        text = replace_section(text, section)
+    args.doc.write_text(text)
     print()
-    print("\n".join(latency_section(three_hops, all_models, run) + modes_section(modes, run)))
-    print(f"bench latency: wrote sections 3 and 5 of {args.doc} ({run['duration_min']:.1f} min)")
+    print("\n".join(line for section in sections for line in section))
+    print(f"bench latency: wrote {args.doc} ({run['duration_min']:.1f} min)")
     figures = summary_figures(three_hops, all_models, modes)
     for name, target in TARGETS.items():
         value = figures.get(name)
@@ -86,11 +92,12 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def summary_figures(three_hops: dict, all_models: dict | None, modes: dict) -> dict:
-    latency = latency_summary(three_hops)
+def summary_figures(three_hops: dict | None, all_models: dict | None, modes: dict | None) -> dict:
+    latency = latency_summary(three_hops) if three_hops else {}
+    modes = modes or {}
     figures = {
-        "p50_ms": latency["p50_ms"],
-        "p95_ms": latency["p95_ms"],
+        "p50_ms": latency.get("p50_ms"),
+        "p95_ms": latency.get("p95_ms"),
         "all_models_p50_ms": latency_summary(all_models)["p50_ms"] if all_models else None,
     }
     for shape in ("windows", "random"):  # complete's median batch / update's: > 1, update wins

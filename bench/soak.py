@@ -5,7 +5,7 @@
 The latency benchmark's set-up (bench/latency.py: the three-hop path, a 500 ms trigger, one small
 file every 0.5 s), run for --minutes. It compares the median latency of the files landed in the
 first --window-minutes with that of the last, and counts what piles up: each table's live data
-files (Delta's auto compaction keeps them bounded) and the files in its _delta_log. Prints
+files and the files in its _delta_log. Prints
 `bench soak: first_p50_ms=<n> last_p50_ms=<n> last_over_first=<x> ...`; the target is
 last_over_first <= 1.2. Not part of `make test`.
 """

@@ -68,9 +68,6 @@ def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str]
         "spark.sql.session.timeZone": "UTC",
         # Delta rebuilds table state with 50 tasks by default: seconds of overhead per commit on a laptop.
         "spark.databricks.delta.snapshotPartitions": os.environ.get("DELTA_SNAPSHOT_PARTITIONS", "2"),
-        # An always-on table takes a commit every few seconds: Delta compacts a table's (or a
-        # partition's) files once 50 small ones piled up, so reads stay fast over hours.
-        "spark.databricks.delta.autoCompact.enabled": "true",
         # Spark writes every query's plan out for its UI, which is off here: the short form.
         "spark.sql.ui.explainMode": "simple",
     }

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Optional
 
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
+from bench.rows_read import rows_read_by_run
 from python_runners import delta_tables
 from python_runners.streaming_errors import explain
 from python_runners.streaming_writes import StreamingWrite, start_streaming_write
@@ -21,6 +23,9 @@ class CatchUp:
     wall_ms: float  # start_streaming_write until the query has stopped
     rows_written: int  # rows the commits of this catch-up changed or added (delta_tables' count)
     rows_rewritten: int  # rows in the data files they wrote, including unchanged rows copied along
+    files_touched: int = 0  # data files the commits removed or gave a deletion vector
+    table_files: int = 0  # data files in the table afterwards
+    rows_read: Optional[int] = None  # rows the run's jobs read from data files (rows_read.py)
 
     @property
     def batches(self) -> int:
@@ -49,6 +54,9 @@ def timed_catch_up(spark: SparkSession, write: StreamingWrite) -> CatchUp:
         wall_ms=wall_ms,
         rows_written=delta_tables.rows_written_since(spark, write.target_table, version_before),
         rows_rewritten=rows_in_files_written_since(spark, write.target_table, version_before),
+        files_touched=files_touched_since(spark, write.target_table, version_before),
+        table_files=table_files(spark, write.target_table),
+        rows_read=rows_read_by_run(spark, str(query.runId)),
     )
 
 
@@ -62,3 +70,22 @@ def rows_in_files_written_since(spark: SparkSession, table: str, version: int) -
         int(metrics.get("numOutputRows", 0))
         for _, metrics in delta_tables.commits_since(spark, table, version)
     )
+
+
+def files_touched_since(spark: SparkSession, table: str, version: int) -> int:
+    """Data files that the commits after `version` rewrote or marked rows deleted in.
+
+    A MERGE without deletion vectors removes (rewrites) each file holding a matched key; with
+    them it adds a deletion vector to the file instead. A complete-mode batch removes them all.
+    """
+    return sum(
+        int(metrics.get("numTargetFilesRemoved", 0)) + int(metrics.get("numTargetDeletionVectorsAdded", 0))
+        if operation == "MERGE" else int(metrics.get("numRemovedFiles", 0))
+        for operation, metrics in delta_tables.commits_since(spark, table, version)
+    )
+
+
+def table_files(spark: SparkSession, table: str) -> int:
+    """Data files in the table's latest snapshot, from its Delta log."""
+    snapshot = delta_tables.snapshot(spark, table)
+    return int(snapshot.log.unsafeVolatileSnapshot().numOfFiles()) if snapshot.log is not None else 0

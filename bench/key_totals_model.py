@@ -1,4 +1,4 @@
-"""The benchmarked model: a per-key aggregate over a streaming Delta source, as temp views.
+"""The benchmarked model: an aggregate of one batch shape over a streaming Delta source, as temp views.
 
 The same shape as a dbt streaming_table model: the source is a streaming temp view, the model's
 SQL is a temp view over it, and that view is what a StreamingWrite reads.
@@ -11,13 +11,12 @@ from typing import Mapping
 
 from pyspark.sql import SparkSession
 
+from bench.batch_shapes import BatchShape
 from python_runners.lakehouse import Lakehouse
 from python_runners.streaming_writes import StreamingWrite
 from python_runners.triggers import AVAILABLE_NOW
 
 SCHEMA = "bench"
-MODEL_SQL = "select key, count(*) as n, sum(value) as total from {stream} group by key"
-UNIQUE_KEY = ("key",)
 
 
 @dataclass(frozen=True)
@@ -40,38 +39,48 @@ UPDATE_WITH_DELETION_VECTORS = Variant(
 
 @dataclass(frozen=True)
 class KeyTotalsModel:
-    """One benchmark size: its source table, views and one target table per variant."""
+    """One benchmark shape and size: its source table, views and one target table per variant."""
 
+    shape: BatchShape
     keys: int
 
     @property
+    def name(self) -> str:
+        return f"{self.shape.name}_{self.keys}"
+
+    @property
     def source_table(self) -> str:
-        return f"{SCHEMA}.source_{self.keys}"
+        return f"{SCHEMA}.source_{self.name}"
 
     @property
     def stream_view(self) -> str:
-        return f"source_stream_{self.keys}"
+        return f"source_stream_{self.name}"
 
     @property
     def model_view(self) -> str:
-        return f"key_totals_{self.keys}"
+        return f"totals_{self.name}"
+
+    def target_name(self, variant: Variant) -> str:
+        return f"totals_{self.shape.name}_{variant.name}_{self.keys}"
 
     def target_table(self, variant: Variant) -> str:
-        return f"{SCHEMA}.key_totals_{variant.name}_{self.keys}"
+        return f"{SCHEMA}.{self.target_name(variant)}"
 
     def register_views(self, spark: SparkSession) -> None:
         """Call once the source table exists: a Delta stream needs the table to read its schema."""
         spark.readStream.table(self.source_table).createOrReplaceTempView(self.stream_view)
-        spark.sql(MODEL_SQL.format(stream=self.stream_view)).createOrReplaceTempView(self.model_view)
+        spark.sql(self.shape.model_sql.format(stream=self.stream_view)).createOrReplaceTempView(
+            self.model_view
+        )
 
     def streaming_write(self, lakehouse: Lakehouse, variant: Variant) -> StreamingWrite:
         return StreamingWrite(
-            model=f"key_totals_{variant.name}_{self.keys}",
+            model=self.target_name(variant),
             source_view=self.model_view,
             target_table=self.target_table(variant),
             output_mode=variant.output_mode,
             trigger=AVAILABLE_NOW,
-            checkpoint=lakehouse.checkpoint_path(f"{SCHEMA}/key_totals_{variant.name}_{self.keys}"),
+            checkpoint=lakehouse.checkpoint_path(f"{SCHEMA}/{self.target_name(variant)}"),
             table_properties=variant.table_properties,
-            unique_key=UNIQUE_KEY if variant.output_mode == "update" else (),
+            unique_key=self.shape.unique_key if variant.output_mode == "update" else (),
         )

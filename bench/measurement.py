@@ -1,4 +1,4 @@
-"""The benchmark's procedure for one key count, and the check that every variant's table agrees."""
+"""The benchmark's procedure for one shape and key count, and the check that every variant's table agrees."""
 
 from __future__ import annotations
 
@@ -7,30 +7,33 @@ from typing import Sequence
 
 from pyspark.sql import SparkSession
 
+from bench.batch_shapes import BatchShape
 from bench.catch_up_timing import timed_catch_up
 from bench.key_totals_model import COMPLETE, KeyTotalsModel, Variant
 from bench.mode_results import ModeResults
-from bench.source_batches import ChangedBatchShape, append_changed, append_history
+from bench.source_batches import ChangedBatchShape
 from python_runners.lakehouse import Lakehouse
 
 
 def measure_size(
-    spark: SparkSession, lakehouse: Lakehouse, keys: int, variants: Sequence[Variant],
-    rows_per_batch: int, batches: int, rng: random.Random,
+    spark: SparkSession, lakehouse: Lakehouse, shape: BatchShape, keys: int,
+    variants: Sequence[Variant], rows_per_batch: int, batches: int, rng: random.Random,
 ) -> list[ModeResults]:
-    model = KeyTotalsModel(keys)
+    model = KeyTotalsModel(shape, keys)
     writes = {variant.name: model.streaming_write(lakehouse, variant) for variant in variants}
-    results = {variant.name: ModeResults(keys, variant.name) for variant in variants}
+    results = {variant.name: ModeResults(shape.name, keys, variant.name) for variant in variants}
 
-    append_history(spark, model.source_table, keys)
-    model.register_views(spark)
-    for variant in variants:
-        results[variant.name].state_build = timed_catch_up(spark, writes[variant.name])
+    for step, append in enumerate(shape.history_steps(spark, model.source_table, keys)):
+        append()
+        if step == 0:
+            model.register_views(spark)
+        for variant in variants:
+            results[variant.name].state_build.append(timed_catch_up(spark, writes[variant.name]))
 
-    shape = ChangedBatchShape(rows_per_batch)
+    changed = ChangedBatchShape(rows_per_batch)
     known_keys = keys
     for batch in range(batches):
-        known_keys = append_changed(spark, model.source_table, shape, known_keys, rng)
+        known_keys = shape.append_changed(spark, model.source_table, changed, known_keys, rng)
         # Alternate the order, so no variant always runs right after the same other one (GC, caches).
         for variant in variants if batch % 2 == 0 else reversed(variants):
             results[variant.name].measured.append(timed_catch_up(spark, writes[variant.name]))
@@ -38,10 +41,10 @@ def measure_size(
 
 
 def differences_from_complete(
-    spark: SparkSession, keys: int, variants: Sequence[Variant]
+    spark: SparkSession, shape: BatchShape, keys: int, variants: Sequence[Variant]
 ) -> list[str]:
     """What differs between each variant's table and complete mode's; empty when all agree."""
-    model = KeyTotalsModel(keys)
+    model = KeyTotalsModel(shape, keys)
     complete = model.target_table(COMPLETE)
     return [
         difference for variant in variants if variant != COMPLETE

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from statistics import median
+from typing import Optional
 
 from bench.catch_up_timing import CatchUp
 
 
 @dataclass
 class ModeResults:
+    shape: str
     keys: int
     mode: str
-    state_build: CatchUp | None = None  # the unmeasured history catch-up
+    state_build: list[CatchUp] = field(default_factory=list)  # the unmeasured history catch-ups
     measured: list[CatchUp] = field(default_factory=list)
+
+    @property
+    def state_build_ms(self) -> int:
+        return sum(ms for run in self.state_build for ms in run.trigger_execution_ms)
 
     @property
     def batch_ms(self) -> list[int]:
@@ -46,6 +52,20 @@ class ModeResults:
     @property
     def rows_rewritten_per_batch(self) -> float:
         return median(run.rows_rewritten / run.batches for run in self.measured if run.batches)
+
+    @property
+    def files_touched_per_batch(self) -> float:
+        return median(run.files_touched / run.batches for run in self.measured if run.batches)
+
+    @property
+    def rows_read_per_batch(self) -> Optional[float]:
+        read = [run.rows_read / run.batches for run in self.measured if run.batches and run.rows_read is not None]
+        return median(read) if read else None
+
+    @property
+    def table_files(self) -> int:
+        """Data files in the table after the last measured batch."""
+        return self.measured[-1].table_files
 
     @property
     def unexpected_batch_counts(self) -> list[int]:

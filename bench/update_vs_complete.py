@@ -1,15 +1,19 @@
 """Per-batch time of output_mode 'update' (MERGE by unique key) vs 'complete' (whole table rewritten).
 
-Not a test: it prints what it measured on this machine. For each key count, one source table
-gets a history batch holding every key (builds the aggregate's state; not measured), then
-`--batches` small batches that touch a random subset of the keys plus a few new ones. After each
-append both modes' queries run one availableNow catch-up through the project's StreamingWrite,
-each with its own target table and checkpoint. Per-batch time is the query progress's
-durationMs.triggerExecution; addBatch (the write itself) and the wall time are shown too.
+Not a test: it prints what it measured on this machine. For each batch shape and key count, one
+source table gets history appends that hold every key (they build the aggregate's state and the
+target's files; not measured), then `--batches` small batches. Shape "random": a per-key total,
+each batch touching existing keys drawn at random plus a few new ones. Shape "windows": a count
+per device and minute, each batch touching the latest windows only (bench/batch_shapes.py).
+After each append every variant's query runs one availableNow catch-up through the project's
+StreamingWrite, each with its own target table and checkpoint. Per-batch time is the query
+progress's durationMs.triggerExecution; addBatch (the write itself) and the wall time are shown
+too. At the end: update_over_complete = complete's median per-batch ms / update's, per shape and
+key count (also in the --result JSON, e.g. update_over_complete_1M_windows).
 `--deletion-vectors` adds update mode on a table with Delta's deletion vectors enabled.
 
     .venv/bin/python -m bench.update_vs_complete [--keys 10000,100000,1000000] [--batches 3]
-                                                 [--changed-keys 1%] [--deletion-vectors] [--seed 1]
+        [--shapes random,windows] [--changed-keys 1%] [--deletion-vectors] [--seed 1]
 """
 
 from __future__ import annotations
@@ -22,22 +26,26 @@ import sys
 import time
 from pathlib import Path
 
+from bench.batch_shapes import SHAPES
 from bench.fresh_lakehouse import use_fresh_bench_lakehouse
 from bench.key_totals_model import COMPLETE, UPDATE, UPDATE_WITH_DELETION_VECTORS
 from bench.measurement import differences_from_complete, measure_size
 from bench.mode_results import ModeResults
-from bench.report import minutes_and_seconds, summary_lines, table
+from bench.report import minutes_and_seconds, summary_lines, table, update_over_complete
 from bench.source_batches import NEW_KEY_SHARE, ChangedBatchShape
 from python_runners.lakehouse import Lakehouse
 
 DEFAULT_KEYS = "10000,100000,1000000"
 DEFAULT_CHANGED = "1%"
+DEFAULT_SHAPES = ",".join(SHAPES)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.update_vs_complete", description=__doc__.split("\n")[0])
     parser.add_argument("--keys", default=DEFAULT_KEYS,
                         help=f"comma-separated distinct key counts (default {DEFAULT_KEYS})")
+    parser.add_argument("--shapes", default=DEFAULT_SHAPES,
+                        help=f"comma-separated batch shapes, of {', '.join(SHAPES)} (default {DEFAULT_SHAPES})")
     parser.add_argument("--batches", type=int, default=3,
                         help="measured batches per key count and mode (default 3)")
     parser.add_argument("--changed-keys", default=DEFAULT_CHANGED,
@@ -52,6 +60,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.keys = [int(k) for k in args.keys.split(",") if k.strip()]
     if not args.keys or min(args.keys) < 1 or args.batches < 1:
         parser.error("--keys needs positive counts and --batches at least 1")
+    args.shapes = [name.strip() for name in args.shapes.split(",") if name.strip()]
+    unknown = [name for name in args.shapes if name not in SHAPES]
+    if unknown or not args.shapes:
+        parser.error(f"--shapes: {', '.join(unknown) or 'none given'}; known: {', '.join(SHAPES)}")
     return args
 
 
@@ -76,41 +88,55 @@ def main(argv: list[str] | None = None) -> int:
     rng = random.Random(args.seed)
     spark.sql("create database if not exists bench")
     results: list[ModeResults] = []
-    for keys in args.keys:
-        size_started = time.monotonic()
-        results += measure_size(spark, lakehouse, keys, variants, changed_rows(args.changed_keys, keys),
-                                args.batches, rng)
-        differences = differences_from_complete(spark, keys, variants)
-        if differences:
-            print(f"FAILED keys={keys}: the tables differ after the last batch: "
-                  + "; ".join(differences), file=sys.stderr)
-            return 1
-        print(f"keys={keys}: done in {minutes_and_seconds(time.monotonic() - size_started)}; "
-              f"after the last batch the {' and '.join(v.name for v in variants)} tables hold the "
-              f"same rows (exceptAll both ways)", flush=True)
+    for shape in (SHAPES[name] for name in args.shapes):
+        for keys in args.keys:
+            size_started = time.monotonic()
+            results += measure_size(spark, lakehouse, shape, keys, variants,
+                                    changed_rows(args.changed_keys, keys), args.batches, rng)
+            differences = differences_from_complete(spark, shape, keys, variants)
+            if differences:
+                print(f"FAILED shape={shape.name} keys={keys}: the tables differ after the last "
+                      "batch: " + "; ".join(differences), file=sys.stderr)
+                return 1
+            print(f"shape={shape.name} keys={keys}: done in "
+                  f"{minutes_and_seconds(time.monotonic() - size_started)}; after the last batch the "
+                  f"{' and '.join(v.name for v in variants)} tables hold the same rows (exceptAll "
+                  "both ways)", flush=True)
 
     print()
     print(table(results))
     for result in results:
         if result.unexpected_batch_counts:
-            print(f"note: keys={result.keys} {result.mode}: catch-ups with "
+            print(f"note: shape={result.shape} keys={result.keys} {result.mode}: catch-ups with "
                   f"{result.unexpected_batch_counts} micro-batches instead of 1")
     print()
     print("\n".join(summary_lines(results)))
     if args.result:
-        args.result.write_text(json.dumps([as_json(result) for result in results], indent=1))
+        args.result.write_text(json.dumps(as_json(results), indent=1))
     print(f"total wall time {minutes_and_seconds(time.monotonic() - started)}, "
           f"load average at the end {load_average()}")
     return 0
 
 
-def as_json(result: ModeResults) -> dict:
-    return {
-        "keys": result.keys, "mode": result.mode, "batches": len(result.batch_ms),
-        "median_batch_ms": result.median_batch_ms, "max_batch_ms": result.max_batch_ms,
-        "rows_written_per_batch": result.rows_written_per_batch,
-        "rows_in_files_per_batch": result.rows_rewritten_per_batch,
+def as_json(results: list[ModeResults]) -> dict:
+    """Every row, and the update_over_complete figures by name (update_over_complete_1M_windows)."""
+    figures = {
+        name: ratio for mode in sorted({r.mode for r in results if r.mode.startswith("update")})
+        for name, ratio in update_over_complete(results, mode).items()
     }
+    return {**figures, "rows": [
+        {
+            "shape": result.shape, "keys": result.keys, "mode": result.mode,
+            "batches": len(result.batch_ms), "median_batch_ms": result.median_batch_ms,
+            "max_batch_ms": result.max_batch_ms,
+            "rows_written_per_batch": result.rows_written_per_batch,
+            "rows_in_files_per_batch": result.rows_rewritten_per_batch,
+            "rows_read_per_batch": result.rows_read_per_batch,
+            "files_touched_per_batch": result.files_touched_per_batch,
+            "table_files": result.table_files,
+        }
+        for result in results
+    ]}
 
 
 def print_setup(spark, lakehouse, args: argparse.Namespace) -> None:
@@ -126,14 +152,19 @@ def print_setup(spark, lakehouse, args: argparse.Namespace) -> None:
         f"{keys} keys -> {ChangedBatchShape(changed_rows(args.changed_keys, keys)).rows} rows"
         for keys in args.keys
     )
-    print(f"each size: 1 history batch with every key (builds state; not measured), then "
-          f"{args.batches} measured batches per mode")
+    print(f"each shape and size: history batches holding every key (build state; not measured), "
+          f"then {args.batches} measured batches per mode")
     print(f"rows per measured batch (--changed-keys {args.changed_keys}): {examples}; each row a "
-          f"distinct key, {NEW_KEY_SHARE:.0%} of them (at least 1) new keys, the rest existing keys "
-          f"drawn at random (seed {args.seed})")
+          f"distinct key, {NEW_KEY_SHARE:.0%} of them (at least 1) new keys (seed {args.seed})")
+    for name in args.shapes:
+        print(f"shape {name}: {SHAPES[name].touched}")
     print("per-batch ms = progress durationMs.triggerExecution; addBatch = the write; wall = "
           "start_streaming_write until the availableNow query stopped")
-    print("state build ms = the unmeasured history batch's triggerExecution")
+    print("state build ms = the unmeasured history batches' triggerExecution")
+    print("rows read = rows the batch's Spark jobs read from data files: the new source rows, and "
+          "the target files a MERGE scanned (Spark's status store)")
+    print("files touched = data files a batch's commits rewrote or gave a deletion vector; files in "
+          "table = after the last batch")
     print("rows written = rows the batch's Delta commits inserted or updated; rows in files = "
           "rows in the data files they wrote (a MERGE copies a file's unchanged rows along)")
     print(flush=True)

@@ -29,11 +29,12 @@ from bench.child_process import run_child
 from bench.gold_commits import Commit, commits
 from bench.fresh_lakehouse import empty_folder
 from python_runners.demo_data import FIRST_BATCH_EPOCH, RECORDINGS_FOLDER, STATUS_FOLDER, write_atomically
+from python_runners import service_status
 from python_runners.lakehouse import REPO_ROOT, ROOT_VARIABLE, Lakehouse
 from python_runners.pipeline_process import DBT
 
-MODELS = ("bronze_recordings", "silver_recordings", "device_counts")
 HOPS = (("bronze_recordings", "bronze.db"), ("silver_recordings", "silver.db"), ("device_counts", "gold.db"))
+MODELS = tuple(model for model, _schema in HOPS)
 FIRST_DEVICE = 1000
 RECORDS_PER_FILE = 10
 READY_TIMEOUT_S = 600
@@ -86,7 +87,7 @@ def measure_latency(trigger: str, landings: int, interval_s: float, log_dir: Pat
     run_child([sys.executable, "-m", "bench.latency_breakdown", "--lakehouse", str(root),
                "--result", str(breakdown_file)], env, log_dir / f"{name}_breakdown.log")
     batches = json.loads(breakdown_file.read_text())
-    status = json.loads((Path(lakehouse.root) / "service" / "status.json").read_text())
+    status = service_status.read(lakehouse)
     return {
         "trigger": trigger, "landings": landings, "interval_s": interval_s,
         "models": "all" if all_models else list(MODELS), "latencies_ms": latencies_ms,
@@ -161,7 +162,7 @@ def land_at_steady_pace(folder: Path, landings: int, interval_s: float) -> list[
 def wait_until_serving(lakehouse: Lakehouse, gold: str, service: subprocess.Popen,
                        queries: int | None) -> None:
     """Until gold holds the warm-up file and the service reports serving (`queries` queries, if given)."""
-    status_file = Path(lakehouse.root) / "service" / "status.json"
+    status_file = service_status.status_path(lakehouse)
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:
         if service.poll() is not None:

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from python_runners.batch_marks import recorded_batch
+
 _COMMIT_FILE = re.compile(r"^(\d{20})\.json$")
 
 
@@ -20,7 +22,7 @@ class Commit:
     version: int
     visible_at: float  # the commit file's mtime, epoch seconds: the moment readers can see it
     max_value: float | None  # of the watched column over the table's files added by this commit
-    batch_id: int | None = None  # the streaming write's micro-batch (its txn action's version)
+    batch_id: int | None = None  # the streaming write's micro-batch (python_runners/batch_marks.py)
 
 
 def commits(table_path: str, column: str, after_version: int = -1) -> list[Commit]:
@@ -39,13 +41,14 @@ def commits(table_path: str, column: str, after_version: int = -1) -> list[Commi
 
 def _commit(version: int, commit_file: Path, column: str) -> Commit:
     values, batch_id = [], None
-    for line in commit_file.read_text().splitlines():
+    text = commit_file.read_text()
+    for line in text.splitlines():
         action = json.loads(line)
-        add, txn = action.get("add"), action.get("txn")
+        add = action.get("add")
         if add and add.get("stats"):
             value = json.loads(add["stats"]).get("maxValues", {}).get(column)
             if value is not None:
                 values.append(value)
-        if txn:
-            batch_id = int(txn["version"])
+    recorded = recorded_batch(text)
+    batch_id = recorded[1] if recorded else None
     return Commit(version, commit_file.stat().st_mtime, max(values, default=None), batch_id)

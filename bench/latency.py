@@ -8,7 +8,7 @@ reach that device id is the moment file i became visible in gold. The time from 
 rename into the landing folder to that commit file's mtime is its latency.
 
 The same statistics in bronze's and silver's commits time each hop; each commit's micro-batch
-(its txn action) and that batch's progress (bench/latency_breakdown.py) split a hop into the
+(python_runners/batch_marks.py) and that batch's progress (bench/latency_breakdown.py) split a hop into the
 wait before the batch started and the batch's own phases. The service's status file adds the
 time its own code took (listener, progress flush, status file).
 """

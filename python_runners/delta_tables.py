@@ -163,6 +163,14 @@ def _clear_interrupted_create(spark: SparkSession, table: str) -> None:
     hadoop_fs.delete(spark, location)
 
 
+def location(spark: SparkSession, table: str) -> str:
+    """Where an existing table's files are, as its Delta log has it."""
+    log = _delta_log(spark, table)
+    if log is None:
+        raise StreamingModelError(f"Table {table} does not exist.")
+    return log.dataPath().toString()
+
+
 def default_location(spark: SparkSession, table: str) -> str:
     schema, name = table.replace("`", "").split(".")[-2:]
     return f"{spark.catalog.getDatabase(schema).locationUri.rstrip('/')}/{name}"

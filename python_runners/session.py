@@ -140,6 +140,7 @@ def _build(
     startup_seconds = time.perf_counter() - started
     _session.sparkContext.setLogLevel(os.environ.get("SPARK_LOG_LEVEL", "ERROR"))
     _query_errors_to_file(Path(spark_log_path(lakehouse)).with_name("pyspark.log"))
+    _java_errors_through_callbacks(_session)
     _lakehouse = lakehouse
 
 
@@ -147,12 +148,23 @@ def _query_errors_to_file(path: Path) -> None:
     """pyspark logs every SQL error it raises, with the Java stack trace, as a JSON line on
     stderr, before the error reaches us to be explained: keep those lines in a file instead."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
-        logger = PySparkLogger.getLogger(name)
+    for logger in (*map(PySparkLogger.getLogger, ("SQLQueryContextLogger", "DataFrameQueryContextLogger")),
+                   logging.getLogger("py4j.clientserver")):  # a foreachBatch function's error
         for handler in list(logger.handlers):
             logger.removeHandler(handler)
         logger.addHandler(logging.FileHandler(path, delay=True))
         logger.propagate = False
+
+
+def _java_errors_through_callbacks(spark: SparkSession) -> None:
+    """A foreachBatch function that raises Spark's error hands the JVM that error itself
+    (idempotent_batches re-raises it so), not a Python traceback as text: the query then fails
+    with the same error a built-in sink would, and streaming_errors explains it the same way.
+    py4j can do it but pyspark does not ask; py4j still logs the traceback: to the file too."""
+    gateway = spark.sparkContext._gateway
+    for parameters in ("python_parameters", "callback_server_parameters"):
+        if getattr(gateway, parameters, None) is not None:
+            getattr(gateway, parameters).propagate_java_exceptions = True
 
 
 def active_session() -> Optional[SparkSession]:

@@ -16,6 +16,7 @@ from python_runners import (
     streaming_catalog,
 )
 from python_runners.event_time import Dedupe
+from python_runners.idempotent_batches import appending_once
 from python_runners.merge_writes import merge_writer
 from python_runners.session import claim_lakehouse_for
 from python_runners.streaming_config import OUTPUT_MODES
@@ -149,6 +150,11 @@ def start_streaming_write(
         if write.output_mode == "update":
             return writer.foreachBatch(
                 merge_writer(write.checkpoint, write.target_table, write.unique_key)
+            ).start()
+        if write.output_mode == "append":
+            location = delta_tables.location(spark, write.target_table)
+            return writer.foreachBatch(
+                appending_once(write.checkpoint, location, merge_schema=write.append_new_columns)
             ).start()
         if write.append_new_columns:
             writer = writer.option("mergeSchema", "true")

@@ -6,12 +6,14 @@ A crash between a batch's Delta commit and its checkpoint commit leaves the chec
 
 from __future__ import annotations
 
+import json
 import os
 from functools import partial
 
 import pytest
 
-from python_runners.idempotent_batches import append_once, delta_transaction, once_per_batch
+from python_runners.batch_marks import batch_mark, recorded_batch
+from python_runners.idempotent_batches import appending_once, delta_transaction, once_per_batch
 
 SCHEMA = "idempotency"
 
@@ -50,28 +52,62 @@ def crash_before_checkpoint_commit(checkpoint: str, batch_id: int) -> None:
     os.remove(f"{checkpoint}/commits/.{batch_id}.crc")  # Hadoop's checksum beside it
 
 
-def test_a_replayed_append_is_skipped(spark, source, target, tmp_path):
-    checkpoint = str(tmp_path / "checkpoint")
-    write = once_per_batch(checkpoint, partial(append_once, table=target))
+def test_a_replayed_append_is_skipped(spark, source, tmp_path):
+    checkpoint, table = str(tmp_path / "checkpoint"), str(tmp_path / "table")
     seen: list[int] = []
-    run_stream(spark, source, checkpoint, write, seen)
+    run_stream(spark, source, checkpoint, appending_once(checkpoint, table), seen)
     assert seen == [0]
-    assert spark.table(target).count() == 30
+    assert spark.read.format("delta").load(table).count() == 30
 
     crash_before_checkpoint_commit(checkpoint, 0)
-    run_stream(spark, source, checkpoint, write, seen)
+    run_stream(spark, source, checkpoint, appending_once(checkpoint, table), seen)
     assert seen == [0, 0]  # Spark did hand the batch over again
-    assert spark.table(target).count() == 30
-    assert spark.table(target).select("id").distinct().count() == 30
+    assert spark.read.format("delta").load(table).count() == 30
+    assert spark.read.format("delta").load(table).select("id").distinct().count() == 30
 
 
-def test_a_new_checkpoint_is_not_mistaken_for_a_replay(spark, source, target, tmp_path):
-    first, second = str(tmp_path / "first"), str(tmp_path / "second")
-    run_stream(spark, source, first, once_per_batch(first, partial(append_once, table=target)), [])
+def test_a_replay_is_found_past_other_commits(spark, source, tmp_path):
+    """An OPTIMIZE between the batch's commit and the restart does not hide the batch."""
+    checkpoint, table = str(tmp_path / "checkpoint"), str(tmp_path / "table")
+    run_stream(spark, source, checkpoint, appending_once(checkpoint, table), [])
+    spark.sql(f"optimize delta.`{table}`")
+    spark.sql(f"alter table delta.`{table}` set tblproperties ('note' = 'x')")
+    crash_before_checkpoint_commit(checkpoint, 0)
     seen: list[int] = []
-    run_stream(spark, source, second, once_per_batch(second, partial(append_once, table=target)), seen)
+    run_stream(spark, source, checkpoint, appending_once(checkpoint, table), seen)
+    assert seen == [0]
+    assert spark.read.format("delta").load(table).count() == 30
+
+
+def test_a_batch_delta_sink_wrote_is_not_appended_again(spark, source, tmp_path):
+    """A checkpoint that Delta's own streaming sink wrote to (its txn action, not our mark)."""
+    checkpoint, table = str(tmp_path / "checkpoint"), str(tmp_path / "table")
+    (spark.readStream.format("delta").load(source).writeStream.format("delta")
+     .option("checkpointLocation", checkpoint).trigger(availableNow=True).start(table)
+     .awaitTermination())
+    crash_before_checkpoint_commit(checkpoint, 0)
+    seen: list[int] = []
+    run_stream(spark, source, checkpoint, appending_once(checkpoint, table), seen)
+    assert seen == [0]
+    assert spark.read.format("delta").load(table).count() == 30
+
+
+def test_a_new_checkpoint_is_not_mistaken_for_a_replay(spark, source, tmp_path):
+    first, second, table = str(tmp_path / "first"), str(tmp_path / "second"), str(tmp_path / "table")
+    run_stream(spark, source, first, appending_once(first, table), [])
+    seen: list[int] = []
+    run_stream(spark, source, second, appending_once(second, table), seen)
     assert seen == [0]  # batch 0 again, from a checkpoint that has not written it
-    assert spark.table(target).count() == 60
+    assert spark.read.format("delta").load(table).count() == 60
+
+
+def test_a_commit_records_its_query_and_batch_either_way():
+    marked = json.dumps({"commitInfo": {"operation": "WRITE", "userMetadata": batch_mark("q1", 7)}})
+    by_delta = json.dumps({"txn": {"appId": "q2", "version": 3, "lastUpdated": 0}})
+    other = json.dumps({"commitInfo": {"operation": "OPTIMIZE", "userMetadata": "nightly"}})
+    assert recorded_batch(f"{marked}\n{{}}") == ("q1", 7)
+    assert recorded_batch(f"{{}}\n{by_delta}\n{other}") == ("q2", 3)
+    assert recorded_batch(other) is None
 
 
 def test_a_replayed_merge_is_skipped(spark, source, target, tmp_path):

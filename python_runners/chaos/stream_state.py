@@ -1,9 +1,9 @@
 """Where a model's stream stood when the process died, read from its checkpoint and Delta log.
 
-A micro-batch goes: offsets/<b> written (the plan), data committed to Delta with the stream's
-transaction id (appId = the checkpoint's query id, version = b), then commits/<b> written (done).
+A micro-batch goes: offsets/<b> written (the plan), data committed to Delta recording the query
+and batch (batch_marks.py: the checkpoint's query id and b), then commits/<b> written (done).
 A kill between the last two is the moment exactly-once hinges on: on restart the batch is
-planned again and the Delta sink must recognise it as already written.
+planned again and the write must recognise it as already written.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from python_runners.batch_marks import recorded_batch
 
 NOT_STARTED = "not started"
 BETWEEN_BATCHES = "between batches"
@@ -56,10 +58,9 @@ def _query_id(checkpoint: Path) -> str:
 def _delta_has_batch(paths: ModelPaths, query_id: str, batch: int, look_back: int = 20) -> bool:
     for version in sorted(_delta_versions(paths.delta_log), reverse=True)[:look_back]:
         with open(paths.delta_log / f"{version:020d}.json", encoding="utf-8") as commit:
-            for line in commit:
-                txn = json.loads(line).get("txn")
-                if txn and txn["appId"] == query_id:
-                    return txn["version"] >= batch
+            recorded = recorded_batch(commit.read())
+            if recorded is not None:
+                return recorded[0] == query_id and recorded[1] >= batch
     return False
 
 

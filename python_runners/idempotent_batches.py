@@ -85,7 +85,8 @@ def appending_once(
         session = batch.sparkSession
         if not app_id:
             app_id.append(checkpoint_app_id(session, checkpoint))
-            committed.append(last_committed_batch(session, *_log_and_version(session, location), app_id[0]))
+            log_path, latest_version = _log_and_version(session, location)
+            committed.append(last_committed_batch(session, log_path, latest_version, app_id[0]))
         if batch_id <= committed[0]:
             return  # replayed after a crash: the table already holds it
         writer = (

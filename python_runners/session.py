@@ -151,8 +151,10 @@ def _query_errors_to_file(path: Path) -> None:
     """pyspark logs every SQL error it raises, with the Java stack trace, as a JSON line on
     stderr, before the error reaches us to be explained: keep those lines in a file instead."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    for logger in (*map(PySparkLogger.getLogger, ("SQLQueryContextLogger", "DataFrameQueryContextLogger")),
-                   logging.getLogger("py4j.clientserver")):  # a foreachBatch function's error
+    loggers = [PySparkLogger.getLogger(name)
+               for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger")]
+    loggers.append(logging.getLogger("py4j.clientserver"))  # a foreachBatch function's error
+    for logger in loggers:
         for handler in list(logger.handlers):
             logger.removeHandler(handler)
         logger.addHandler(logging.FileHandler(path, delay=True))

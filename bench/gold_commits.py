@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from python_runners.batch_marks import recorded_batch
+from python_runners.batch_marks import recorded_batch_in
 
 _COMMIT_FILE = re.compile(r"^(\d{20})\.json$")
 
@@ -40,15 +40,14 @@ def commits(table_path: str, column: str, after_version: int = -1) -> list[Commi
 
 
 def _commit(version: int, commit_file: Path, column: str) -> Commit:
-    values, batch_id = [], None
-    text = commit_file.read_text()
-    for line in text.splitlines():
-        action = json.loads(line)
+    values = []
+    actions = [json.loads(line) for line in commit_file.read_text().splitlines()]
+    for action in actions:
         add = action.get("add")
         if add and add.get("stats"):
             value = json.loads(add["stats"]).get("maxValues", {}).get(column)
             if value is not None:
                 values.append(value)
-    recorded = recorded_batch(text)
+    recorded = recorded_batch_in(actions)
     batch_id = recorded[1] if recorded else None
     return Commit(version, commit_file.stat().st_mtime, max(values, default=None), batch_id)

@@ -9,6 +9,7 @@ the chaos harness and the latency benchmark read commit files from processes wit
 from __future__ import annotations
 
 import json
+from typing import Any, Iterable, Mapping
 
 _MARK_PREFIX = '{"streaming_query"'
 
@@ -20,8 +21,12 @@ def batch_mark(app_id: str, batch_id: int) -> str:
 
 def recorded_batch(commit: str) -> tuple[str, int] | None:
     """(query id, batch id) that a commit file's JSON lines record, None for other commits."""
-    for line in commit.splitlines():
-        action = json.loads(line)
+    return recorded_batch_in(json.loads(line) for line in commit.splitlines())
+
+
+def recorded_batch_in(actions: Iterable[Mapping[str, Any]]) -> tuple[str, int] | None:
+    """The same, from a commit's actions already parsed."""
+    for action in actions:
         if "txn" in action:
             return action["txn"]["appId"], int(action["txn"]["version"])
         user_metadata = action.get("commitInfo", {}).get("userMetadata")

@@ -41,13 +41,25 @@ def snapshot(spark: SparkSession, table: str, log: Any = None) -> TableSnapshot:
     log = log if log is not None else _delta_log(spark, table)
     if log is None:
         return TableSnapshot(exists=False)
-    jvm = spark._jvm
-    latest = log.update(False, jvm.scala.Option.empty(), jvm.scala.Option.empty())
+    latest = _latest(spark, log)
     if latest.version() < 0:
         return TableSnapshot(exists=True, log=log)
     # The metadata action as JSON: one call, where walking the Java map costs two per property.
     properties = json.loads(latest.metadata().json())["metaData"].get("configuration", {})
     return TableSnapshot(exists=True, version=int(latest.version()), properties=properties, log=log)
+
+
+def log_folder_and_version(spark: SparkSession, location: str) -> tuple[str, int]:
+    """The _delta_log folder of the table at `location` and its latest version (-1 before its
+    first commit), by path: no catalog lookup."""
+    log = spark._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, location)
+    return log.logPath().toString(), int(_latest(spark, log).version())
+
+
+def _latest(spark: SparkSession, log: Any):
+    """The log's snapshot as of now (Delta lists the log folder for commits since it last looked)."""
+    jvm = spark._jvm
+    return log.update(False, jvm.scala.Option.empty(), jvm.scala.Option.empty())
 
 
 def create_if_missing(

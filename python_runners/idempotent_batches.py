@@ -24,7 +24,7 @@ from py4j.protocol import Py4JJavaError
 from pyspark.errors.exceptions.captured import CapturedException
 from pyspark.sql import DataFrame, SparkSession
 
-from python_runners import hadoop_fs
+from python_runners import delta_tables, hadoop_fs
 from python_runners.batch_marks import batch_mark, recorded_batch
 
 # Delta's session settings for idempotent MERGE / UPDATE / DELETE / INSERT statements.
@@ -78,27 +78,25 @@ def appending_once(
 ) -> Callable[[DataFrame, int], None]:
     """The foreachBatch function of an append-mode model: each batch appended once to the Delta
     table at `location`, its commit marked with the query and batch."""
-    app_id: list[str] = []
     committed: list[int] = []  # the query's last committed batch, read when it starts
 
-    def append_batch(batch: DataFrame, batch_id: int) -> None:
+    def append_batch(batch: DataFrame, batch_id: int, app_id: str) -> None:
         session = batch.sparkSession
-        if not app_id:
-            app_id.append(checkpoint_app_id(session, checkpoint))
-            log_path, latest_version = _log_and_version(session, location)
-            committed.append(last_committed_batch(session, log_path, latest_version, app_id[0]))
+        if not committed:
+            log_folder, latest_version = delta_tables.log_folder_and_version(session, location)
+            committed.append(last_committed_batch(session, log_folder, latest_version, app_id))
         if batch_id <= committed[0]:
             return  # replayed after a crash: the table already holds it
         writer = (
             batch.write.format("delta").mode("append")
-            .option("userMetadata", batch_mark(app_id[0], batch_id))
+            .option("userMetadata", batch_mark(app_id, batch_id))
         )
         if merge_schema:
             writer = writer.option("mergeSchema", "true")
         writer.save(location)
         committed[0] = batch_id
 
-    return raising_spark_errors(append_batch)
+    return once_per_batch(checkpoint, append_batch)
 
 
 def raising_spark_errors(function: Callable[[DataFrame, int], None]) -> Callable[[DataFrame, int], None]:
@@ -114,14 +112,6 @@ def raising_spark_errors(function: Callable[[DataFrame, int], None]) -> Callable
             raise Py4JJavaError("foreachBatch", error._origin) from None
 
     return call
-
-
-def _log_and_version(spark: SparkSession, location: str) -> tuple[str, int]:
-    """The table's log folder and latest version (-1 before its first commit)."""
-    jvm = spark._jvm
-    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, location)
-    latest = log.update(False, jvm.scala.Option.empty(), jvm.scala.Option.empty())
-    return log.logPath().toString(), int(latest.version())
 
 
 @contextmanager

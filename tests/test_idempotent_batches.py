@@ -52,6 +52,15 @@ def crash_before_checkpoint_commit(checkpoint: str, batch_id: int) -> None:
     os.remove(f"{checkpoint}/commits/.{batch_id}.crc")  # Hadoop's checksum beside it
 
 
+def assert_replay_appends_nothing(spark, source: str, checkpoint: str, table: str) -> None:
+    """Batch 0 (30 rows, already in the table) replayed as after a crash: handed over, not added."""
+    crash_before_checkpoint_commit(checkpoint, 0)
+    seen: list[int] = []
+    run_stream(spark, source, checkpoint, appending_once(checkpoint, table), seen)
+    assert seen == [0]
+    assert spark.read.format("delta").load(table).count() == 30
+
+
 def test_a_replayed_append_is_skipped(spark, source, tmp_path):
     checkpoint, table = str(tmp_path / "checkpoint"), str(tmp_path / "table")
     seen: list[int] = []
@@ -72,11 +81,7 @@ def test_a_replay_is_found_past_other_commits(spark, source, tmp_path):
     run_stream(spark, source, checkpoint, appending_once(checkpoint, table), [])
     spark.sql(f"optimize delta.`{table}`")
     spark.sql(f"alter table delta.`{table}` set tblproperties ('note' = 'x')")
-    crash_before_checkpoint_commit(checkpoint, 0)
-    seen: list[int] = []
-    run_stream(spark, source, checkpoint, appending_once(checkpoint, table), seen)
-    assert seen == [0]
-    assert spark.read.format("delta").load(table).count() == 30
+    assert_replay_appends_nothing(spark, source, checkpoint, table)
 
 
 def test_a_batch_delta_sink_wrote_is_not_appended_again(spark, source, tmp_path):
@@ -85,11 +90,7 @@ def test_a_batch_delta_sink_wrote_is_not_appended_again(spark, source, tmp_path)
     (spark.readStream.format("delta").load(source).writeStream.format("delta")
      .option("checkpointLocation", checkpoint).trigger(availableNow=True).start(table)
      .awaitTermination())
-    crash_before_checkpoint_commit(checkpoint, 0)
-    seen: list[int] = []
-    run_stream(spark, source, checkpoint, appending_once(checkpoint, table), seen)
-    assert seen == [0]
-    assert spark.read.format("delta").load(table).count() == 30
+    assert_replay_appends_nothing(spark, source, checkpoint, table)
 
 
 def test_a_new_checkpoint_is_not_mistaken_for_a_replay(spark, source, tmp_path):

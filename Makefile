@@ -16,25 +16,24 @@ SEED ?= 1
 
 setup: $(INSTALLED) $(JARS) $(KAFKA_JARS)
 
-$(INSTALLED): requirements.txt
+$(INSTALLED): requirements.txt pyproject.toml adapter/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
+	# A pip that reads per-requirement --config-settings (the editable installs in requirements.txt).
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check pip==26.3
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
-	# The project's own code (python_runners/, the adapter plugin in adapter/) on the venv's path.
-	printf '%s\n%s\n' "$(CURDIR)" "$(CURDIR)/adapter" > \
-		"$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/streaming_lakehouse.pth"
 	# `source .venv/bin/activate` is then all a shell needs for plain `dbt run`.
 	grep -q DBT_PROFILES_DIR $(BIN)/activate || \
 		printf '\nexport DBT_PROFILES_DIR="%s/profiles"\n' "$(CURDIR)" >> $(BIN)/activate
 	touch $@
 
 $(JARS): jars/pom.xml $(INSTALLED)
-	$(BIN)/python -m python_runners.jars fetch
+	$(BIN)/python -m python_runners jars
 	touch $@
 
 kafka-jars: $(KAFKA_JARS)
 
 $(KAFKA_JARS): jars/kafka-broker/pom.xml $(INSTALLED)
-	$(BIN)/python -m python_runners.kafka_broker_jars fetch
+	$(BIN)/python -m python_runners jars --kafka-broker
 	touch $@
 
 run: setup
@@ -42,7 +41,7 @@ run: setup
 
 lint: $(INSTALLED)
 	$(BIN)/sqlfluff lint models
-	$(BIN)/python -m python_runners.streaming_lint
+	$(BIN)/python -m python_runners lint
 
 test: setup lint
 	$(BIN)/python -m pytest
@@ -63,11 +62,11 @@ stop: $(INSTALLED)
 
 # Throughput and batch duration per model over time, from the progress table (PNG and HTML).
 report: setup
-	$(BIN)/python -m python_runners.progress_report
+	$(BIN)/python -m python_runners report
 
 # SIGKILL the always-on pipeline KILLS times while data lands, then check every record and gold.
 chaos: setup
-	$(BIN)/python -m python_runners.chaos --kills $(KILLS) --seed $(SEED)
+	$(BIN)/python -m python_runners chaos --kills $(KILLS) --seed $(SEED)
 
 # A standalone Spark cluster (master + 2 workers) and a PostgreSQL metastore on loopback, and the
 # demo on it through the `cluster` dbt target, in a lakehouse of its own.

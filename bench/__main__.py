@@ -30,7 +30,7 @@ from bench.overhead import measure_overhead
 from bench.run_cost import measure_run_cost
 from bench.run_cost_figures import figures, target_lines
 from bench.run_cost_figures import summary_line as run_cost_summary_line
-from python_runners.lakehouse import REPO_ROOT
+from python_runners.runtime.lakehouse import REPO_ROOT
 
 PARTS = ("recompute", "overhead", "latency", "modes", "run_cost")
 # --quick: part 6 alone within about 10 minutes on 2 cores.

@@ -26,7 +26,7 @@ from bench.figures import latency_summary
 from bench.fresh_lakehouse import empty_folder
 from bench.latency import measure_latency
 from bench.machine import load_average
-from python_runners.lakehouse import REPO_ROOT
+from python_runners.runtime.lakehouse import REPO_ROOT
 
 TARGETS = {"p50_ms": 2000, "p95_ms": 5000, "all_models_p50_ms": 5000}
 PARTS = ("latency", "all_models", "modes")

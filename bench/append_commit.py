@@ -21,8 +21,8 @@ from typing import Callable
 from pyspark.sql import DataFrame, SparkSession
 
 from bench.fresh_lakehouse import use_fresh_bench_lakehouse
-from python_runners.batch_marks import batch_mark
-from python_runners.session import get_or_create_session
+from python_runners.runtime.writes.batch_marks import batch_mark
+from python_runners.runtime.session import get_or_create_session
 
 WARM_UP = 5
 Write = Callable[[DataFrame, int, str], None]

@@ -242,12 +242,12 @@ def run_cost_section(result: dict | None) -> list[str]:
         "and models already took everything landed, and one `dbt run` after it ran what a first run "
         "leaves for the next (a stateful model's batch past its input's initial snapshot), so nothing "
         "is new (`bench/noop_run.py`); B: "
-        "`python_runners.session.get_or_create_session()` and `show tables` on the same lakehouse "
+        "`python_runners.runtime.session.get_or_create_session()` and `show tables` on the same lakehouse "
         f"(`bench/session_start.py`). Fresh processes, A B A B ... ({result['noop']['pairs']} of "
         "each), wall timed from outside; **noop_over_start = "
         f"{noop['noop_over_start']:.2f}** (median wall A / median wall B). Phases, median of each "
         "(from the parent starting the process; a model's time is dbt's execute timing, the "
-        "session start `python_runners.session.startup_seconds`; the remainder is what the "
+        "session start `python_runners.runtime.session.startup_seconds`; the remainder is what the "
         "process took after its last step, mostly stopping the JVM):", "",
     ]
     def cell(side: dict, key: str) -> str:

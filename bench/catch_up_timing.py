@@ -11,9 +11,9 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from bench.rows_read import rows_read_by_run
-from python_runners import delta_tables
-from python_runners.streaming_errors import explain
-from python_runners.streaming_writes import StreamingWrite, start_streaming_write
+from python_runners.runtime import delta_tables
+from python_runners.runtime.errors import explain
+from python_runners.runtime.writes.streaming import StreamingWrite, start_streaming_write
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from python_runners.dbt_invocation import run_dbt  # noqa: E402
-from python_runners.session import get_or_create_session  # noqa: E402
+from python_runners.ops.dbt_invocation import run_dbt  # noqa: E402
+from python_runners.runtime.session import get_or_create_session  # noqa: E402
 
 from bench.overhead_selection import SEED, STREAMING_MODELS, gold_rows  # noqa: E402
 
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def streams_from_progress_table(spark) -> dict:
     """Per model: rows read, batches and their summed duration, as the progress table recorded them."""
-    from python_runners.progress_table import table_name
+    from python_runners.runtime.progress.table import table_name
 
     rows = spark.sql(f"""
         select model, sum(num_input_rows) as rows, count(*) as batches,

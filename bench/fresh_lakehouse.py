@@ -6,8 +6,8 @@ import os
 import shutil
 from pathlib import Path
 
-from python_runners import run_lock
-from python_runners.lakehouse import REPO_ROOT, ROOT_VARIABLE
+from python_runners.runtime import run_lock
+from python_runners.runtime.lakehouse import REPO_ROOT, ROOT_VARIABLE
 
 BENCH_ROOT = REPO_ROOT / ".lakehouse" / "bench"
 
@@ -26,7 +26,7 @@ def empty_folder(name: str) -> Path:
 
 
 def use_fresh_bench_lakehouse(name: str) -> str:
-    """Point LAKEHOUSE_DIR at an empty bench folder; call before python_runners.session builds a session.
+    """Point LAKEHOUSE_DIR at an empty bench folder; call before python_runners.runtime.session builds a session.
 
     The lakehouse's run lock is taken first, so a second benchmark started meanwhile stops with
     the usual "in use" message instead of wiping the folder under the first one.

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from python_runners.batch_marks import recorded_batch_in
+from python_runners.runtime.writes.batch_marks import recorded_batch_in
 
 _COMMIT_FILE = re.compile(r"^(\d{20})\.json$")
 
@@ -22,7 +22,7 @@ class Commit:
     version: int
     visible_at: float  # the commit file's mtime, epoch seconds: the moment readers can see it
     max_value: float | None  # of the watched column over the table's files added by this commit
-    batch_id: int | None = None  # the streaming write's micro-batch (python_runners/batch_marks.py)
+    batch_id: int | None = None  # the streaming write's micro-batch (python_runners/runtime/writes/batch_marks.py)
 
 
 def commits(table_path: str, column: str, after_version: int = -1) -> list[Commit]:

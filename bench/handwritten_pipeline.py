@@ -21,8 +21,8 @@ from pyspark.sql import SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
 
 from bench.overhead_selection import gold_rows  # noqa: E402
-from python_runners.lakehouse import REPO_ROOT, Lakehouse  # noqa: E402
-from python_runners.session import session_conf  # noqa: E402
+from python_runners.runtime.lakehouse import REPO_ROOT, Lakehouse  # noqa: E402
+from python_runners.runtime.session import session_conf  # noqa: E402
 
 RECORDING_SCHEMA = (
     "recording_id string, device_id int, mrn bigint, time bigint, heartbeat double, "

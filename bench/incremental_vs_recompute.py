@@ -30,9 +30,9 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(use_fresh_bench_lakehouse(f"recompute_{args.history}"))
     # Imported only now, so nothing builds a session before LAKEHOUSE_DIR points at the bench.
     from bench.event_history import append_events, warm_up_jvm
-    from python_runners.dbt_invocation import run_dbt
-    from python_runners.lakehouse import Lakehouse
-    from python_runners.session import get_or_create_session
+    from python_runners.ops.dbt_invocation import run_dbt
+    from python_runners.runtime.lakehouse import Lakehouse
+    from python_runners.runtime.session import get_or_create_session
 
     lakehouse = Lakehouse.from_env()
     spark = get_or_create_session(lakehouse)

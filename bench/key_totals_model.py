@@ -12,9 +12,9 @@ from typing import Mapping
 from pyspark.sql import SparkSession
 
 from bench.batch_shapes import BatchShape
-from python_runners.lakehouse import Lakehouse
-from python_runners.streaming_writes import StreamingWrite
-from python_runners.triggers import AVAILABLE_NOW
+from python_runners.runtime.lakehouse import Lakehouse
+from python_runners.runtime.writes.streaming import StreamingWrite
+from python_runners.runtime.triggers import AVAILABLE_NOW
 
 SCHEMA = "bench"
 

@@ -8,7 +8,7 @@ reach that device id is the moment file i became visible in gold. The time from 
 rename into the landing folder to that commit file's mtime is its latency.
 
 The same statistics in bronze's and silver's commits time each hop; each commit's micro-batch
-(python_runners/batch_marks.py) and that batch's progress (bench/latency_breakdown.py) split a hop into the
+(python_runners/runtime/writes/batch_marks.py) and that batch's progress (bench/latency_breakdown.py) split a hop into the
 wait before the batch started and the batch's own phases. The service's status file adds the
 time its own code took (listener, progress flush, status file).
 """
@@ -28,10 +28,10 @@ from pathlib import Path
 from bench.child_process import run_child
 from bench.gold_commits import Commit, commits
 from bench.fresh_lakehouse import empty_folder
-from python_runners.demo_data import FIRST_BATCH_EPOCH, RECORDINGS_FOLDER, STATUS_FOLDER, write_atomically
-from python_runners import service_status
-from python_runners.lakehouse import REPO_ROOT, ROOT_VARIABLE, Lakehouse
-from python_runners.pipeline_process import DBT
+from python_runners.demo.data import FIRST_BATCH_EPOCH, RECORDINGS_FOLDER, STATUS_FOLDER, write_atomically
+from python_runners.runtime.progress import status_file as service_status
+from python_runners.runtime.lakehouse import REPO_ROOT, ROOT_VARIABLE, Lakehouse
+from python_runners.testing.pipeline_process import DBT
 
 HOPS = (("bronze_recordings", "bronze.db"), ("silver_recordings", "silver.db"), ("device_counts", "gold.db"))
 MODELS = tuple(model for model, _schema in HOPS)

@@ -18,7 +18,7 @@ import os
 from datetime import datetime
 from pathlib import Path
 
-from python_runners.lakehouse import ROOT_VARIABLE
+from python_runners.runtime.lakehouse import ROOT_VARIABLE
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,9 +27,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--result", type=Path, required=True)
     args = parser.parse_args(argv)
     os.environ[ROOT_VARIABLE] = args.lakehouse
-    from python_runners.lakehouse import Lakehouse
-    from python_runners.progress_table import table_location
-    from python_runners.session import get_or_create_session
+    from python_runners.runtime.lakehouse import Lakehouse
+    from python_runners.runtime.progress.table import table_location
+    from python_runners.runtime.session import get_or_create_session
 
     lakehouse = Lakehouse.from_env()
     spark = get_or_create_session(lakehouse)

@@ -22,7 +22,7 @@ def describe() -> dict:
         "packages": {package: version(package) for package in PACKAGES},
         "spark": "local[*], spark.sql.shuffle.partitions="
                  + os.environ.get("SPARK_SHUFFLE_PARTITIONS", "4")
-                 + " (the project's session settings, python_runners/session.py)",
+                 + " (the project's session settings, python_runners/runtime/session.py)",
     }
 
 

@@ -12,7 +12,7 @@ from bench.catch_up_timing import timed_catch_up
 from bench.key_totals_model import COMPLETE, KeyTotalsModel, Variant
 from bench.mode_results import ModeResults
 from bench.source_batches import ChangedBatchShape
-from python_runners.lakehouse import Lakehouse
+from python_runners.runtime.lakehouse import Lakehouse
 
 
 def measure_size(

@@ -5,7 +5,7 @@ and the models (no data tests), then `dbt run` once, so every `dbt run` after it
 and nothing left over from the first. Without: one `dbt run`
 of all the demo's models, as a user types it, and its split written to --result: Python's start
 and imports (from the moment the parent started this process), the Spark session's start
-(python_runners.session.startup_seconds, 0 when the run started none), each model's execution and
+(python_runners.runtime.session.startup_seconds, 0 when the run started none), each model's execution and
 the on-run-end hooks (dbt's run results), and dbt's whole time (parse, compile and the rest are
 what it holds beyond those).
 """
@@ -17,8 +17,8 @@ import json
 from pathlib import Path
 
 from bench.child_process import seconds_since_spawn
-from python_runners import session
-from python_runners.dbt_invocation import run_dbt
+from python_runners.runtime import session
+from python_runners.ops.dbt_invocation import run_dbt
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     paths = ["--target-path", args.target_path, "--log-path", args.target_path]
     if args.setup:
-        from python_runners.demo import land
+        from python_runners.demo.pipeline import land
 
         land()
         run_dbt(["build", "--resource-type", "seed", "--resource-type", "model", *paths])

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from bench.child_process import run_child
 from bench.fresh_lakehouse import empty_folder
-from python_runners.lakehouse import PART_VARIABLES, REPO_ROOT, ROOT_VARIABLE
-from python_runners.pipeline_process import DBT
+from python_runners.runtime.lakehouse import PART_VARIABLES, REPO_ROOT, ROOT_VARIABLE
+from python_runners.testing.pipeline_process import DBT
 
 SIDES = {"dbt": "bench.dbt_pipeline_run", "handwritten": "bench.handwritten_pipeline"}
 

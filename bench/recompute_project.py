@@ -11,7 +11,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from python_runners.lakehouse import REPO_ROOT
+from python_runners.runtime.lakehouse import REPO_ROOT
 
 PROJECT = "bench_recompute"
 # variant -> the schema its tables go to

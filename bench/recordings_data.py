@@ -1,7 +1,7 @@
 """Many device recordings at once, as the demo's landing folder holds them (JSON lines).
 
 The demo's own generator writes rows from Python, fine for hundreds; the overhead benchmark needs
-millions, so Spark writes them. Same fields and value ranges as python_runners.demo_data.
+millions, so Spark writes them. Same fields and value ranges as python_runners.demo.data.
 
     .venv/bin/python -m bench.recordings_data --rows 5000000 --files 40 --folder <landing>/recordings
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from python_runners.demo_data import DEVICES, FIRST_BATCH_EPOCH, PATIENTS
+from python_runners.demo.data import DEVICES, FIRST_BATCH_EPOCH, PATIENTS
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     os.environ["LAKEHOUSE_DIR"] = os.path.join(args.folder, ".generator")  # its metastore, not ours
-    from python_runners.session import get_or_create_session
+    from python_runners.runtime.session import get_or_create_session
 
     spark = get_or_create_session()
     recordings = spark.range(args.rows).selectExpr(

@@ -21,7 +21,7 @@ from typing import Callable
 from bench.child_process import run_child
 from bench.fresh_lakehouse import empty_folder
 from bench.machine import load_average
-from python_runners.lakehouse import ROOT_VARIABLE
+from python_runners.runtime.lakehouse import ROOT_VARIABLE
 
 NOOP_SIDES = {"dbt_run": "bench.noop_run", "session_start": "bench.session_start"}
 

@@ -1,7 +1,7 @@
 """Run-cost part, no-op side B: a bare Spark session's start and one metastore query, in a process of its own.
 
 What the no-op `dbt run` (bench/noop_run.py) is held against: the project's session
-(python_runners.session.get_or_create_session) on the same lakehouse, then `show tables`.
+(python_runners.runtime.session.get_or_create_session) on the same lakehouse, then `show tables`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from bench.child_process import seconds_since_spawn
-from python_runners import session
+from python_runners.runtime import session
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,7 +33,7 @@ from bench.measurement import differences_from_complete, measure_size
 from bench.mode_results import ModeResults
 from bench.report import minutes_and_seconds, summary_lines, table, update_over_complete
 from bench.source_batches import NEW_KEY_SHARE, ChangedBatchShape
-from python_runners.lakehouse import Lakehouse
+from python_runners.runtime.lakehouse import Lakehouse
 
 DEFAULT_KEYS = "10000,100000,1000000"
 DEFAULT_CHANGED = "1%"
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     use_fresh_bench_lakehouse("update_vs_complete")
     # Imported only now, so nothing can build a session before LAKEHOUSE_DIR points at the bench.
-    from python_runners.session import get_or_create_session
+    from python_runners.runtime.session import get_or_create_session
 
     lakehouse = Lakehouse.from_env()
     spark = get_or_create_session(lakehouse)

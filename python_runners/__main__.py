@@ -1,33 +1,78 @@
-"""Command line: `python -m python_runners demo | land [--records N] [--files K] | service ... | cluster ...`."""
+"""One command line for everything outside dbt: `python -m python_runners <command> ...`.
+
+    demo                      land data and run the pipeline twice, printing gold (make run)
+    land [--records N] [--files K]   land one new batch of recordings and status reports
+    service start|status|stop the always-on pipeline (make serve / status / stop)
+    cluster start|stop        a standalone Spark cluster and PostgreSQL metastore (make cluster-*)
+    lint                      streaming rules sqlfluff cannot know (make lint)
+    report                    throughput and batch duration per model, PNG and HTML (make report)
+    chaos                     SIGKILL the always-on pipeline while data lands, then audit (make chaos)
+    jars [--kafka-broker]     copy the pinned jars from Maven Central (make setup)
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from python_runners import demo, local_cluster, service
+# Commands that parse their own options: everything after the command name is theirs.
+_FORWARDED = {
+    "lint": "python_runners.ops.lint",
+    "report": "python_runners.ops.report",
+    "chaos": "python_runners.testing.chaos.__main__",
+}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m python_runners")
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in _FORWARDED:
+        from importlib import import_module
+
+        return import_module(_FORWARDED[argv[0]]).main(argv[1:])
+
+    from python_runners.infra import cluster
+    from python_runners.ops import service
+
+    parser = argparse.ArgumentParser(prog="python -m python_runners", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="land data and run the pipeline twice, printing gold")
     land = commands.add_parser("land", help="land one new batch of device recordings and status reports")
     land.add_argument("--records", type=int, default=200)
     land.add_argument("--files", type=int, default=2)
     service.add_commands(commands)
-    local_cluster.add_commands(commands)
-    args = parser.parse_args()
+    cluster.add_commands(commands)
+    for name in _FORWARDED:
+        commands.add_parser(name, help=f"see `python -m python_runners {name} --help`")
+    jars = commands.add_parser("jars", help="copy the pinned jars from Maven Central")
+    jars.add_argument("--kafka-broker", action="store_true",
+                      help="the test Kafka broker's jars (.jars-kafka-broker/), not Spark's")
+    args = parser.parse_args(argv)
 
     if args.command == "service":
-        sys.exit(service.main(args))
+        return service.main(args)
     if args.command == "cluster":
-        sys.exit(local_cluster.main(args))
+        return cluster.main(args)
+    if args.command == "jars":
+        return _fetch_jars(args.kafka_broker)
+    from python_runners.demo import pipeline
+
     if args.command == "demo":
-        demo.main()
+        pipeline.main()
     else:
-        demo.land(records=args.records, files=args.files)
+        pipeline.land(records=args.records, files=args.files)
+    return 0
+
+
+def _fetch_jars(kafka_broker: bool) -> int:
+    if kafka_broker:
+        from python_runners.infra import kafka_broker_jars as fetched
+    else:
+        from python_runners.infra import maven as fetched
+    for path in fetched.fetch():
+        print(path)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -17,9 +17,9 @@ _LAKEHOUSE = Path(tempfile.mkdtemp(prefix="lakehouse-tests-"))
 os.environ["LAKEHOUSE_DIR"] = str(_LAKEHOUSE)
 os.environ.setdefault("SPARK_SHUFFLE_PARTITIONS", "2")
 
-from python_runners.dbt_invocation import invoke_dbt  # noqa: E402
-from python_runners.lakehouse import Lakehouse  # noqa: E402
-from python_runners.session import get_or_create_session  # noqa: E402
+from python_runners.ops.dbt_invocation import invoke_dbt  # noqa: E402
+from python_runners.runtime.lakehouse import Lakehouse  # noqa: E402
+from python_runners.runtime.session import get_or_create_session  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from python_runners.lakehouse import REPO_ROOT
+from python_runners.runtime.lakehouse import REPO_ROOT
 
 
 class ServiceProcess:

@@ -6,7 +6,7 @@ import textwrap
 from pathlib import Path
 from typing import Mapping
 
-from python_runners.lakehouse import REPO_ROOT
+from python_runners.runtime.lakehouse import REPO_ROOT
 
 
 def write_streaming_project(root: Path, name: str, schema: str, models: Mapping[str, str]) -> Path:

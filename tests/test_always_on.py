@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from python_runners.demo_data import land_batch, recordings_folder
-from python_runners.lakehouse import REPO_ROOT, Lakehouse
+from python_runners.demo.data import land_batch, recordings_folder
+from python_runners.runtime.lakehouse import REPO_ROOT, Lakehouse
 
 DBT = str(Path(sys.executable).with_name("dbt"))
 # Every model under models/ is a streaming table: each keeps its query running.

@@ -18,7 +18,7 @@ VERDICT = re.compile(
 
 def test_three_kills_lose_and_duplicate_nothing(tmp_path):
     chaos = subprocess.run(
-        [sys.executable, "-m", "python_runners.chaos", "--kills", "3", "--seed", "7",
+        [sys.executable, "-m", "python_runners.testing.chaos", "--kills", "3", "--seed", "7",
          "--max-delay", "40", "--lakehouse", str(tmp_path / "chaos")],
         capture_output=True, text=True, timeout=1500,
     )

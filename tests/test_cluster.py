@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from python_runners.demo_data import land_batch, land_status_reports, recordings_folder, status_folder
-from python_runners.lakehouse import REPO_ROOT, Lakehouse
-from python_runners.pipeline_process import PipelineProcess
-from python_runners.standalone_cluster import ClusterSettings, alive_workers, master_state, worker_state
+from python_runners.demo.data import land_batch, land_status_reports, recordings_folder, status_folder
+from python_runners.runtime.lakehouse import REPO_ROOT, Lakehouse
+from python_runners.testing.pipeline_process import PipelineProcess
+from python_runners.infra.standalone_cluster import ClusterSettings, alive_workers, master_state, worker_state
 from service_process import ServiceProcess
 
 TIMEOUT = 600

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from dbt_results import failure_messages, node_results
-from python_runners import copy_into
-from python_runners.load_log import LoadLog
-from python_runners.pipeline_process import PipelineProcess, delta_commits
+from python_runners.runtime.writes import copy_into
+from python_runners.runtime.writes.load_log import LoadLog
+from python_runners.testing.pipeline_process import PipelineProcess, delta_commits
 from streaming_projects import write_streaming_project
 
 SCHEMA = "copied"

@@ -12,8 +12,8 @@ from functools import partial
 
 import pytest
 
-from python_runners.batch_marks import batch_mark, recorded_batch
-from python_runners.idempotent_batches import appending_once, delta_transaction, once_per_batch
+from python_runners.runtime.writes.batch_marks import batch_mark, recorded_batch
+from python_runners.runtime.writes.idempotent_batches import appending_once, delta_transaction, once_per_batch
 
 SCHEMA = "idempotency"
 

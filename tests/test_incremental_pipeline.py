@@ -8,8 +8,8 @@ import os
 import pytest
 
 from dbt_results import failure_messages, rows_processed
-from python_runners import recompute
-from python_runners.demo_data import (
+from python_runners.testing import recompute
+from python_runners.demo.data import (
     FIRST_BATCH_EPOCH, STATUS_EVERY_SECONDS, batch_status_reports, land_batch,
     land_status_reports, recordings_folder, status_folder,
 )

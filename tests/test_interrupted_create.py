@@ -9,8 +9,10 @@ from __future__ import annotations
 import pytest
 from delta.tables import DeltaTable
 
-from python_runners import delta_tables, hadoop_fs
-from python_runners.streaming_errors import StreamingModelError
+from python_runners.runtime import delta_tables
+
+from python_runners.runtime import hadoop_fs
+from python_runners.runtime.errors import StreamingModelError
 
 SCHEMA = "interrupted"
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from python_runners.kafka_broker import KafkaBroker, KafkaBrokerError
-from python_runners.kafka_broker_jars import KafkaBrokerJarsMissingError
+from python_runners.infra.kafka_broker import KafkaBroker, KafkaBrokerError
+from python_runners.infra.kafka_broker_jars import KafkaBrokerJarsMissingError
 
 PAYLOAD_SCHEMA = "id int, device string, heartbeat double"
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from python_runners.pipeline_process import PipelineProcess, delta_commits
-from python_runners.kafka_broker import KafkaBroker
+from python_runners.testing.pipeline_process import PipelineProcess, delta_commits
+from python_runners.infra.kafka_broker import KafkaBroker
 from dbt_results import failure_messages
 from streaming_projects import write_streaming_project
 

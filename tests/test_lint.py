@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from sqlfluff.core import FluffConfig, Linter
 
-from python_runners.lakehouse import REPO_ROOT
-from python_runners.streaming_lint import StreamingModel, findings
+from python_runners.runtime.lakehouse import REPO_ROOT
+from python_runners.ops.lint import StreamingModel, findings
 
 SQLFLUFF = str(Path(sys.executable).with_name("sqlfluff"))
 BAD_MODEL = "tests/fixtures/lint/badly_formatted_model.sql"
@@ -40,7 +40,7 @@ def test_lint_fails_a_badly_formatted_model():
 
 def streaming_lint(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "python_runners.streaming_lint", *args],
+        [sys.executable, "-m", "python_runners.ops.lint", *args],
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
     )
 

@@ -11,8 +11,8 @@ from datetime import datetime, timedelta
 import pytest
 from pyspark.sql import functions as F
 
-from python_runners import delta_tables
-from python_runners.merge_writes import MATERIALIZE_SOURCE, merge_batch
+from python_runners.runtime import delta_tables
+from python_runners.runtime.writes.merge import MATERIALIZE_SOURCE, merge_batch
 
 SCHEMA = "merge_writes"
 COLUMNS = "window struct<start: timestamp, end: timestamp>, device string, readings bigint"

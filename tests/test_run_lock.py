@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from python_runners import run_lock
-from python_runners.lakehouse import REPO_ROOT
+from python_runners.runtime import run_lock
+from python_runners.runtime.lakehouse import REPO_ROOT
 
 DBT = str(Path(sys.executable).with_name("dbt"))
 
@@ -33,14 +33,14 @@ def test_lock_left_by_a_killed_process_is_stale_and_taken_over(tmp_path):
     root = tmp_path / "lakehouse"
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; from python_runners import run_lock;"
+         "import sys, time; from python_runners.runtime import run_lock;"
          f"run_lock.acquire({str(root)!r}); print('held', flush=True); time.sleep(600)"],
         stdout=subprocess.PIPE, text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "held"
         busy = subprocess.run(
-            [sys.executable, "-c", f"from python_runners import run_lock; run_lock.acquire({str(root)!r})"],
+            [sys.executable, "-c", f"from python_runners.runtime import run_lock; run_lock.acquire({str(root)!r})"],
             capture_output=True, text=True, timeout=60,
         )
         assert busy.returncode != 0 and f"in use by process {holder.pid}" in busy.stderr
@@ -50,7 +50,7 @@ def test_lock_left_by_a_killed_process_is_stale_and_taken_over(tmp_path):
 
     taken_over = subprocess.run(
         [sys.executable, "-c",
-         "import json; from python_runners import run_lock;"
+         "import json; from python_runners.runtime import run_lock;"
          f"print(json.dumps(run_lock.acquire({str(root)!r})))"],
         capture_output=True, text=True, timeout=60,
     )
@@ -63,7 +63,7 @@ def test_lock_is_released_on_a_clean_exit(tmp_path):
     for _ in range(2):
         run = subprocess.run(
             [sys.executable, "-c",
-             f"from python_runners import run_lock; print(run_lock.acquire({root!r}))"],
+             f"from python_runners.runtime import run_lock; print(run_lock.acquire({root!r}))"],
             capture_output=True, text=True, timeout=60,
         )
         assert run.returncode == 0 and run.stdout.strip() == "None", run.stderr
@@ -74,7 +74,7 @@ def test_threads_of_one_run_all_hold_the_lock_their_process_took(tmp_path):
     # dbt's worker threads (`--threads 4`) reach their first models at the same moment
     root = str(tmp_path / "lakehouse")
     claim = (
-        "import threading; from python_runners import run_lock\n"
+        "import threading; from python_runners.runtime import run_lock\n"
         "start, failures = threading.Barrier(8), []\n"
         "def take():\n"
         "    start.wait()\n"

@@ -17,15 +17,15 @@ from pathlib import Path
 import pytest
 
 from dbt_results import failure_messages, node_results
-from python_runners.lakehouse import REPO_ROOT
+from python_runners.runtime.lakehouse import REPO_ROOT
 from streaming_projects import write_streaming_project
 
 # In a process of its own, on an empty lakehouse: the demo project (this repository).
 DBT_WITHOUT_SPARK = textwrap.dedent("""
     import json, sys
     from pyspark import SparkContext
-    from python_runners import session
-    from python_runners.dbt_invocation import invoke_dbt
+    from python_runners.runtime import session
+    from python_runners.ops.dbt_invocation import invoke_dbt
 
     target = sys.argv[1]
     succeeded = {}

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from dbt_results import failure_messages
-from python_runners import progress_table
-from python_runners.live_progress import LiveProgress
-from python_runners.stream_progress import ProgressRecorder
+from python_runners.runtime.progress import table as progress_table
+from python_runners.runtime.progress.live import LiveProgress
+from python_runners.runtime.progress.recorder import ProgressRecorder
 from streaming_projects import write_streaming_project
 
 SOURCES = """

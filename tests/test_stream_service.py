@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from python_runners.lakehouse import Lakehouse
+from python_runners.runtime.lakehouse import Lakehouse
 from service_process import ServiceProcess
 from streaming_projects import write_streaming_project
 

@@ -8,8 +8,8 @@ import shutil
 import pytest
 
 from dbt_results import failure_messages, node_results, rows_processed
-from python_runners import hadoop_fs
-from python_runners.streaming_errors import cannot_run
+from python_runners.runtime import hadoop_fs
+from python_runners.runtime.errors import cannot_run
 from streaming_projects import write_streaming_project
 
 SCHEMA = "mistakes"

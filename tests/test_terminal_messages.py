@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from python_runners.lakehouse import REPO_ROOT, Lakehouse
-from python_runners.pipeline_process import DBT, PipelineProcess
+from python_runners.runtime.lakehouse import REPO_ROOT, Lakehouse
+from python_runners.testing.pipeline_process import DBT, PipelineProcess
 from service_process import ServiceProcess
 from streaming_projects import write_streaming_project
 

@@ -3,7 +3,7 @@
   a Delta table, each model with its own checkpoint. Every run processes only the input that
   arrived since the last one.
 
-  Config (checked in python_runners/streaming_config.py, see streaming_table_config.sql):
+  Config (checked in python_runners/runtime/model_config.py, see streaming_table_config.sql):
     output_mode          'append' (default), 'complete', or 'update' (with unique_key: each
                          batch's changed rows MERGEd into the table)
     unique_key           column or list of columns identifying a row (update mode)
@@ -24,7 +24,7 @@
 
     {{ run_hooks(pre_hooks) }}
 
-    {#- Resolved and checked before anything is dropped or started (streaming_queries.py) -#}
+    {#- Resolved and checked before anything is dropped or started (python_runners/runtime/model_query.py) -#}
     {%- do adapter.create_stream_view(
         model['name'], sql, source_view, settings.watermark, settings.output_mode
     ) -%}

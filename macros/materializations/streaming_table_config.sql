@@ -1,6 +1,6 @@
 {#
   A streaming_table or copy_into model's config, checked in one place before anything of it runs
-  (python_runners/streaming_config.py, no Spark needed): output_mode, unique_key with 'update',
+  (python_runners/runtime/model_config.py, no Spark needed): output_mode, unique_key with 'update',
   trigger (and a run-wide --vars '{stream_trigger: ...}'), watermark and dedupe, on_schema_change,
   and a checkpoint of its own. Every error is a Compilation Error naming the model, the setting
   and the values that are allowed. Returns the settings the materialisation uses.

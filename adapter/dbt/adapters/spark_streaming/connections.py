@@ -16,10 +16,10 @@ from dbt.adapters.spark.connections import (
     SparkCredentials,
 )
 
-from python_runners import interruption
-from python_runners.run_lock import LakehouseBusyError
-from python_runners.session import DEFAULT_MASTER, get_or_create_session, start_in_background
-from python_runners.stream_sources import SourceViews, StreamSourceConfigError
+from python_runners.runtime import interruption
+from python_runners.runtime.run_lock import LakehouseBusyError
+from python_runners.runtime.session import DEFAULT_MASTER, get_or_create_session, start_in_background
+from python_runners.runtime.sources.views import SourceViews, StreamSourceConfigError
 
 
 @dataclass

@@ -13,27 +13,25 @@ from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
 from dbt.adapters.spark_streaming.__version__ import version
 from dbt.adapters.spark_streaming.connections import SparkStreamingConnectionManager, session_for
-from python_runners import (
-    checkpoints,
-    delta_tables,
-    live_progress,
-    serving,
-    stream_progress,
-    streaming_queries,
-)
-from python_runners.copy_into import CopyInto, copy_source_view, run_copy_into
-from python_runners.event_time import Dedupe, EventTimeConfigError, Watermark
-from python_runners.lakehouse import Lakehouse
-from python_runners.stream_sources import StreamSource, StreamSourceConfigError
-from python_runners.streaming_catalog import catalog_stats, describe_trigger, table_properties
-from python_runners.streaming_config import (
+from python_runners.runtime import checkpoints
+from python_runners.runtime import delta_tables
+from python_runners.runtime.progress import live as live_progress
+from python_runners.runtime import serving
+from python_runners.runtime.progress import recorder as stream_progress
+from python_runners.runtime import model_query as streaming_queries
+from python_runners.runtime.writes.copy_into import CopyInto, copy_source_view, run_copy_into
+from python_runners.runtime.event_time import Dedupe, EventTimeConfigError, Watermark
+from python_runners.runtime.lakehouse import Lakehouse
+from python_runners.runtime.sources.views import StreamSource, StreamSourceConfigError
+from python_runners.runtime.catalog import catalog_stats, describe_trigger, table_properties
+from python_runners.runtime.model_config import (
     STREAMING_MATERIALIZATIONS,
     StreamingConfigError,
     checked_settings,
 )
-from python_runners.streaming_errors import StreamingModelError
-from python_runners.streaming_writes import StreamingWrite, run_streaming_write
-from python_runners.triggers import Trigger
+from python_runners.runtime.errors import StreamingModelError
+from python_runners.runtime.writes.streaming import StreamingWrite, run_streaming_write
+from python_runners.runtime.triggers import Trigger
 
 
 class SparkStreamingAdapter(SparkAdapter):

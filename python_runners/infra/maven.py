@@ -1,0 +1,59 @@
+"""Copying pinned JVM libraries from Maven Central: Spark's (jars/pom.xml) and the test Kafka broker's.
+
+`python -m python_runners jars` runs `fetch` once per clone (make setup does); after that every
+Spark session starts without the network.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Callable
+
+from python_runners.runtime.classpath import JARS_DIR, PYSPARK_JARS, jar_paths
+from python_runners.runtime.lakehouse import REPO_ROOT
+
+POM = REPO_ROOT / "jars" / "pom.xml"
+_VERSIONED_JAR = re.compile(r"^(?P<artifact>.+?)-(?P<version>\d[^-]*(?:-[^-]+)*)\.jar$")
+
+
+def fetch() -> list[str]:
+    """Copy the pinned jars and their runtime dependencies, minus what pyspark already ships."""
+    shipped = _artifact_names(PYSPARK_JARS)
+    copy_maven_dependencies(POM, JARS_DIR, keep=lambda jar: _artifact_name(jar.name) not in shipped)
+    return jar_paths()
+
+
+def copy_maven_dependencies(
+    pom: Path, folder: Path, keep: Callable[[Path], bool] = lambda jar: True
+) -> None:
+    """Replace `folder` with the pom's runtime dependencies that `keep` accepts.
+
+    Copied into a staging folder first, so a failed download leaves the previous folder whole.
+    """
+    staging = folder.with_name(folder.name + ".staging")
+    shutil.rmtree(staging, ignore_errors=True)
+    subprocess.run(
+        [
+            "mvn", "--batch-mode", "--quiet", "-f", str(pom),
+            "dependency:copy-dependencies", "-DincludeScope=runtime",
+            f"-DoutputDirectory={staging}",
+        ],
+        check=True,
+    )
+    for jar in staging.glob("*.jar"):
+        if not keep(jar):
+            jar.unlink()
+    shutil.rmtree(folder, ignore_errors=True)
+    staging.rename(folder)
+
+
+def _artifact_name(file_name: str) -> str:
+    match = _VERSIONED_JAR.match(file_name)
+    return match.group("artifact") if match else file_name
+
+
+def _artifact_names(folder: Path) -> set[str]:
+    return {_artifact_name(jar.name) for jar in folder.glob("*.jar")}

@@ -1,0 +1,42 @@
+"""Run dbt commands in this process, so that they all share one Spark JVM."""
+
+from __future__ import annotations
+
+from typing import Callable, Optional, Sequence
+
+from dbt.cli.main import dbtRunner, dbtRunnerResult
+from dbt_common.events.base_types import EventMsg
+
+from python_runners.runtime.lakehouse import REPO_ROOT
+
+PROFILES_DIR = REPO_ROOT / "profiles"
+
+
+def invoke_dbt(
+    args: Sequence[str], project_dir: str | None = None,
+    callbacks: Optional[Sequence[Callable[[EventMsg], None]]] = None,
+) -> dbtRunnerResult:
+    """`callbacks` hear each of dbt's events (e.g. NodeStart), in the thread that fires it."""
+    full_args = [*args, "--project-dir", str(project_dir or REPO_ROOT)]
+    if "--profiles-dir" not in args:
+        full_args += ["--profiles-dir", str(PROFILES_DIR)]
+    return dbtRunner(callbacks=list(callbacks or [])).invoke(full_args)
+
+
+def run_dbt(args: Sequence[str], project_dir: str | None = None) -> dbtRunnerResult:
+    """Like invoke_dbt, but a failed command raises with dbt's own reason."""
+    result = invoke_dbt(args, project_dir)
+    if not result.success:
+        raise RuntimeError(f"`dbt {' '.join(args)}` failed: {describe_failure(result)}")
+    return result
+
+
+def describe_failure(result: dbtRunnerResult) -> str:
+    if result.exception is not None:
+        return str(result.exception)
+    messages = [
+        f"{r.node.name}: {r.message}"
+        for r in (result.result or [])
+        if getattr(r, "status", None) in ("error", "fail")
+    ]
+    return "; ".join(messages) or "see the log above"

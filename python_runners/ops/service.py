@@ -1,0 +1,125 @@
+"""The always-on service: every streaming model running with a processing-time trigger.
+
+    python -m python_runners service start [--trigger '500 milliseconds'] [--select ...]
+    python -m python_runners service status
+    python -m python_runners service stop
+
+`start` is `dbt run` with the trigger for every streaming model, in the foreground: each model
+catches up, then its query keeps running; a query that fails is restarted with backoff
+(python_runners/runtime/serving.py). `status` and `stop` work from any other shell: `status` reads the
+file the service keeps up to date, `stop` sends SIGTERM (each query stops after its current batch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from typing import Optional, Sequence
+
+from python_runners.runtime.progress import status_file as service_status
+from python_runners.runtime.lakehouse import Lakehouse
+
+DEFAULT_TRIGGER = "500 milliseconds"  # as `make serve` and the latency benchmark
+STOP_TIMEOUT_SECONDS = 180
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    service = commands.add_parser("service", help="run every streaming model always-on; status; stop")
+    actions = service.add_subparsers(dest="action", required=True)
+    start = actions.add_parser("start", help="start every streaming model and keep it running")
+    start.add_argument("--trigger", default=DEFAULT_TRIGGER,
+                       help=f"processing-time trigger for every model (default '{DEFAULT_TRIGGER}')")
+    start.add_argument("--select", nargs="*", default=None, help="dbt node selection")
+    start.add_argument("--project-dir", default=None)
+    actions.add_parser("status", help="the running queries and their last progress")
+    actions.add_parser("stop", help="stop every query after its current batch")
+
+
+def main(args: argparse.Namespace) -> int:
+    lakehouse = Lakehouse.from_env()
+    if args.action == "start":
+        return start(lakehouse, args.trigger, args.select, args.project_dir)
+    if args.action == "status":
+        return status(lakehouse)
+    return stop(lakehouse)
+
+
+def start(lakehouse: Lakehouse, trigger: str, select: Optional[Sequence[str]], project_dir: Optional[str]) -> int:
+    running = service_status.read(lakehouse)
+    if running and running["state"] in service_status.LIVE_STATES:
+        print(f"The service is already running (process {running['pid']}, {running['state']}); "
+              "`python -m python_runners service stop` stops it.", file=sys.stderr)
+        return 1
+    status_file = service_status.StatusFile(lakehouse)
+    status_file.write(state="starting")  # before dbt's import and parse, which take seconds
+    from python_runners.runtime import interruption  # with pyspark and dbt, slow to import
+    from python_runners.ops.dbt_invocation import invoke_dbt, describe_failure
+
+    def catching_up(event) -> None:
+        if event.info.name == "NodeStart":  # a model's availableNow pass, before serving
+            status_file.write(state="catching up", model=event.data.node_info.node_name)
+
+    args = ["run", "--vars", f"{{stream_trigger: '{trigger}'}}"]
+    if select:
+        args += ["--select", *select]
+    try:
+        result = invoke_dbt(args, project_dir, callbacks=[catching_up])
+    finally:
+        if service_status.read(lakehouse)["state"] != "stopped":  # ended before serving
+            status_file.write(state="stopped")
+    if not result.success:
+        if not interruption.interrupted():  # Ctrl-C: the line saying what stopped is out
+            print(f"The service stopped: {describe_failure(result)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def status(lakehouse: Lakehouse) -> int:
+    current = service_status.read(lakehouse)
+    if current is None:
+        print("The service has not run in this lakehouse.")
+        return 1
+    state = f"{current['state']}: {current['model']}" if current.get("model") else current["state"]
+    print(f"service: {state} (process {current['pid']}, started {current['started_at']}, "
+          f"updated {current['updated_at']})")
+    for query in current["queries"]:
+        progress = query["last_progress"] or {}
+        state = "active" if query["active"] else "not running"
+        line = (f"  {query['name']}: {state}, restarts {query['restarts']}, "
+                f"last batch {progress.get('batch_id', '-')} at {progress.get('timestamp', '-')}: "
+                f"{progress.get('num_input_rows', '-')} rows in, "
+                f"{_rate(progress.get('processed_rows_per_second'))} rows/s, "
+                f"{progress.get('batch_duration_ms', '-')} ms")
+        if progress.get("watermark"):
+            line += f", watermark {progress['watermark']}"
+        if query["last_failure"]:
+            line += f"; last failure: {query['last_failure']}"
+        print(line)
+    if current.get("own_time"):
+        print("  the service's own code: " + ", ".join(
+            f"{activity} {figures['ms'] / 1000:.1f} s in {figures['calls']} calls"
+            for activity, figures in current["own_time"].items()))
+    return 0 if current["state"] == "serving" else 1
+
+
+def stop(lakehouse: Lakehouse) -> int:
+    current = service_status.read(lakehouse)
+    if current is None or current["state"] not in service_status.LIVE_STATES:
+        print("The service is not running.")
+        return 0
+    pid = current["pid"]
+    # Serving stops on SIGTERM between batches; before that dbt is running models, which stop
+    # on Ctrl-C (SIGINT) and resume from their checkpoints next time.
+    os.kill(pid, signal.SIGTERM if current["state"] == "serving" else signal.SIGINT)
+    print(f"Stopping the service (process {pid}): each query stops after its current batch ...")
+    if not service_status.wait_until_gone(pid, STOP_TIMEOUT_SECONDS):
+        print(f"Process {pid} is still running after {STOP_TIMEOUT_SECONDS} s.", file=sys.stderr)
+        return 1
+    print("Stopped.")
+    return 0
+
+
+def _rate(value) -> str:
+    return "-" if value is None else f"{float(value):.0f}"

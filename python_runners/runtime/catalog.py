@@ -1,0 +1,75 @@
+"""What `dbt docs generate` shows of a streaming model: its output mode, trigger and checkpoint.
+
+The materialisation records them on the model's Delta table as table properties (only when they
+change, as each change is a Delta commit); the adapter reads them back when dbt builds its
+catalog and hands them over as table stats, which the docs site lists under the model's details.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from pyspark.sql import SparkSession
+
+from python_runners.runtime import delta_tables
+from python_runners.runtime.triggers import Trigger
+
+# table property -> label in the docs
+SHOWN = {
+    "streaming.output_mode": "Output mode",
+    "streaming.trigger": "Trigger",
+    "streaming.checkpoint": "Checkpoint",
+    "copy_into.load_log": "Load log",
+}
+
+
+def describe_trigger(used: Trigger, configured: Trigger | None = None) -> str:
+    """The trigger the run wrote the table with; when a run-wide --vars stream_trigger replaced
+    the model's own, both (the always-on service runs every model that way)."""
+    described = _in_words(used)
+    if configured is not None and configured != used:
+        described += f" (run-wide, from --vars stream_trigger; the model's own: {_in_words(configured)})"
+    return described
+
+
+def _in_words(trigger: Trigger) -> str:
+    if trigger.kind == "processing_time":
+        return f"processing time, every {trigger.interval}"
+    return trigger.kind.replace("_", " ")
+
+
+def record(
+    spark: SparkSession,
+    table: str,
+    properties: Mapping[str, str],
+    current: Mapping[str, str] | None = None,
+) -> None:
+    """Set the properties that differ from the table's `current` ones (read from its Delta log
+    when not given)."""
+    if current is None:
+        current = delta_tables.snapshot(spark, table).properties
+    changed = {key: str(value) for key, value in properties.items() if current.get(key) != str(value)}
+    if changed:
+        assignments = ", ".join(f"'{key}' = '{_quoted(value)}'" for key, value in changed.items())
+        spark.sql(f"alter table {table} set tblproperties ({assignments})")
+
+
+def catalog_stats(properties: Mapping[str, Any]) -> dict[str, Any]:
+    """dbt catalog stats entries (`stats:<id>:label|value|description|include`)."""
+    stats: dict[str, Any] = {}
+    for key, label in SHOWN.items():
+        if key in properties:
+            stat = key.replace(".", "_")
+            stats[f"stats:{stat}:label"] = label
+            stats[f"stats:{stat}:value"] = str(properties[key])
+            stats[f"stats:{stat}:description"] = f"Delta table property {key}, set by the materialisation"
+            stats[f"stats:{stat}:include"] = True
+    return stats
+
+
+def table_properties(spark: SparkSession, table: str) -> dict[str, str]:
+    return {row["key"]: row["value"] for row in spark.sql(f"show tblproperties {table}").collect()}
+
+
+def _quoted(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("'", "\\'")

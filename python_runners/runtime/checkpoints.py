@@ -1,0 +1,48 @@
+"""Checkpoint folders: where a model's stream records what it has processed.
+
+A checkpoint and its table belong together: the checkpoint says which input is already in the
+table. One without the other means either rows would be processed twice (table kept, checkpoint
+gone) or rows would be skipped (checkpoint kept, table gone), so both cases stop the run.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import SparkSession
+
+from python_runners.runtime import hadoop_fs
+from python_runners.runtime.errors import StreamingModelError
+
+
+def has_progress(spark: SparkSession, location: str) -> bool:
+    """True once a stream has planned at least one batch in the checkpoint."""
+    return bool(hadoop_fs.list_names(spark, location.rstrip("/") + "/offsets"))
+
+
+def delete(spark: SparkSession, location: str) -> None:
+    hadoop_fs.delete(spark, location)
+
+
+def check_matches_table(
+    spark: SparkSession, model: str, table: str, location: str, table_exists: bool | None = None
+) -> None:
+    """`table_exists`: already known by the caller, saves asking the catalog."""
+    if table_exists is None:
+        table_exists = spark.catalog.tableExists(table)
+    checkpoint_exists = has_progress(spark, location)
+    if table_exists and not checkpoint_exists and _has_rows(spark, table):
+        raise StreamingModelError(
+            f"Model {model}: table {table} has data but its checkpoint {location} is missing or "
+            f"empty, so the stream would process every input again and duplicate rows. Restore "
+            f"the checkpoint, or rebuild the model and the models that stream from it with "
+            f"`dbt run --full-refresh --select {model}+`."
+        )
+    if checkpoint_exists and not table_exists:
+        raise StreamingModelError(
+            f"Model {model}: checkpoint {location} records processed input but table {table} is "
+            f"gone, so that input would never be written again. Rebuild the model and the "
+            f"models that stream from it with `dbt run --full-refresh --select {model}+`."
+        )
+
+
+def _has_rows(spark: SparkSession, table: str) -> bool:
+    return len(spark.table(table).limit(1).collect()) > 0

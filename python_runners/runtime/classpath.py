@@ -1,0 +1,31 @@
+"""The JVM libraries a Spark session loads beyond pyspark's own: Delta Lake and the Kafka connector.
+
+They are copied from Maven Central into `.jars/` once (`python -m python_runners jars`, see
+infra/maven.py); every Spark session after that starts without the network.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pyspark
+
+from python_runners.runtime.lakehouse import REPO_ROOT
+
+JARS_DIR = Path(os.environ.get("SPARK_EXTRA_JARS_DIR", REPO_ROOT / ".jars"))
+PYSPARK_JARS = Path(pyspark.__file__).parent / "jars"
+
+
+class JarsMissingError(RuntimeError):
+    pass
+
+
+def jar_paths() -> list[str]:
+    jars = sorted(str(jar) for jar in JARS_DIR.glob("*.jar"))
+    if not jars:
+        raise JarsMissingError(
+            f"No Spark jars in {JARS_DIR}. Fetch Delta Lake's and the Kafka connector's jars from "
+            "Maven Central once with `make setup` (or `python -m python_runners jars`)."
+        )
+    return jars

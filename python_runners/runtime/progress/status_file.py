@@ -1,0 +1,111 @@
+"""The always-on service's status file: which queries run, their restarts and last progress.
+
+The service writes it as it starts ("starting"), while dbt catches each model up ("catching up",
+naming the model), then every 2 seconds while serving ("serving"), and at the end ("stopped").
+Read by `python -m python_runners service status` from
+any other process (the embedded metastore admits one process, a file does not).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional
+
+from python_runners.runtime.lakehouse import Lakehouse
+from python_runners.runtime.progress.table import last_batch
+
+
+LIVE_STATES = ("starting", "catching up", "serving")
+
+
+def status_path(lakehouse: Lakehouse) -> Path:
+    return Path(lakehouse.root) / "service" / "status.json"
+
+
+class StatusFile:
+    def __init__(self, lakehouse: Lakehouse):
+        self.path = status_path(lakehouse)
+        self.started_at = _process_started_at()
+
+    def write(self, queries: Iterable[Any] = (), state: str = "serving",
+              model: Optional[str] = None, own_time: Optional[dict] = None,
+              latest: Optional[Callable[[str], Optional[dict]]] = None) -> None:
+        """`queries`: serving.ServedQuery objects; `model`: the one catching up; `own_time`:
+        what the service's own code has spent so far (own_time.OwnTime.figures()); `latest`:
+        a query name's last batch progress, as the progress listener heard it."""
+        status = {
+            "pid": os.getpid(),
+            "state": state,
+            "model": model,
+            "started_at": self.started_at,
+            "updated_at": _now(),
+            "queries": [_query_status(served, latest) for served in queries],
+            "own_time": own_time or {},
+        }
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        hidden = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+        hidden.write_text(json.dumps(status, indent=1))
+        os.replace(hidden, self.path)  # readers never see half a file
+
+
+def read(lakehouse: Lakehouse) -> Optional[dict]:
+    path = status_path(lakehouse)
+    if not path.exists():
+        return None
+    status = json.loads(path.read_text())
+    if status["state"] in LIVE_STATES and not _alive(status["pid"]):
+        status["state"] = "dead"  # killed without a chance to say so
+    return status
+
+
+def _query_status(served: Any, latest: Optional[Callable[[str], Optional[dict]]]) -> dict:
+    progress = (latest(served.name) if latest else None) or last_batch(served.query) or {}
+    return {
+        "name": served.name,
+        "active": bool(served.query.isActive),
+        "restarts": served.restarts,
+        "failures_in_a_row": served.failures_in_a_row,
+        "last_failure": served.last_failure,
+        "last_progress": {
+            "batch_id": progress.get("batchId"),
+            "timestamp": progress.get("timestamp"),
+            "num_input_rows": progress.get("numInputRows"),
+            "processed_rows_per_second": progress.get("processedRowsPerSecond"),
+            "batch_duration_ms": (progress.get("durationMs") or {}).get("triggerExecution"),
+            "watermark": (progress.get("eventTime") or {}).get("watermark"),
+        } if progress else None,
+    }
+
+
+def _alive(pid: int) -> bool:
+    """Running (an exited process its parent has not reaped yet counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+_started_at: Optional[str] = None
+
+
+def _process_started_at() -> str:
+    """When this process first wrote its status: the service's start, whoever writes next."""
+    global _started_at
+    _started_at = _started_at or _now()
+    return _started_at
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def wait_until_gone(pid: int, timeout_seconds: float) -> bool:
+    deadline = time.monotonic() + timeout_seconds
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return not _alive(pid)

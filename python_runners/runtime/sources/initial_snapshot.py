@@ -1,0 +1,126 @@
+"""A checkpoint whose last batch read a Delta table's initial snapshot: moved past it, so that
+the next start of the stream does not rebuild that snapshot.
+
+A stream's first batches over a Delta table read the table as it was when the stream started
+(Delta's "initial snapshot"). Every later start of the stream replays the last committed batch's
+getBatch (Spark calls it on a V1 source before asking for new offsets), and when that batch began
+inside the snapshot (no start offset, or one with isStartingVersion=true) Delta's source rebuilds
+the whole snapshot to find it: it reconstructs the table's state, sorts every file and caches
+the list (DeltaSource.getBatch -> getSnapshotAt -> DeltaSourceSnapshot.filteredFiles), only to
+throw the result away. That repeats at every start until a batch with new input has been
+committed after it, and costs as much as the table is large in files.
+
+The remedy is the batch Spark would plan itself if the source had anything new: the same offsets
+again, as batch N+1, written to the offset log (not to the commit log). The next start finds
+batch N+1 planned and not committed, so it runs it: every source's start equals its end, which
+Delta answers at once with an empty DataFrame (no snapshot), and Spark skips such sources when
+it runs the batch. Batch N+1 then goes through Spark's own machinery like any batch with no new
+rows: state stores move to their next version, the sink gets an empty batch, the commit log
+records it. From then on the last committed batch starts and ends at the same offsets, and a
+start replays it for free. No row is read twice or skipped: the offsets do not move.
+
+The watermark written for batch N+1 is the one batch N committed (commits/N nextBatchWatermarkMs),
+as Spark would write it, so an empty batch never moves event time back.
+
+A query without state (no `state/` folder in its checkpoint: no aggregate, join or dedupe) gets
+batch N+1 committed as well, as Spark would commit an empty batch: there is nothing it would
+change (the sink's own record of written batches stays at N, and the next batch, N+2, is newer),
+so the next start has no batch to run either. A stateful query runs it (its state stores move
+from version N+1 to N+2 as for any batch; in complete mode the sink rewrites the aggregate once).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Optional
+
+from pyspark.sql import SparkSession
+
+from python_runners.runtime import hadoop_fs
+
+VOID_OFFSET = "-"  # Spark's offset-log line for a source without an offset
+
+
+def plan_batch_past_initial_snapshot(spark: SparkSession, checkpoint: str) -> bool:
+    """After a stream stopped with its last batch committed: if that batch read a Delta source
+    from its initial snapshot (or from its first offset), plan an empty batch after it (and
+    commit it, for a query without state). True if one was planned. Call only while no query
+    runs on this checkpoint."""
+    offsets_dir = f"{checkpoint.rstrip('/')}/offsets"
+    commits_dir = f"{checkpoint.rstrip('/')}/commits"
+    last = _last_batch(spark, offsets_dir)
+    if last is None or _last_batch(spark, commits_dir) != last:
+        return False  # nothing ran, or the last batch is not committed: Spark replays it anyway
+    end = _read_log(spark, f"{offsets_dir}/{last}")
+    start = _read_log(spark, f"{offsets_dir}/{last - 1}") if last > 0 else None
+    if not started_in_initial_snapshot(start, end):
+        return False
+    commit = _read_log(spark, f"{commits_dir}/{last}")
+    _write_atomically(spark, f"{offsets_dir}/{last + 1}", _next_entry(end, commit))
+    if not hadoop_fs.exists(spark, f"{checkpoint.rstrip('/')}/state"):
+        _write_atomically(spark, f"{commits_dir}/{last + 1}", "\n".join(commit))
+    return True
+
+
+def started_in_initial_snapshot(start: Optional[list[str]], end: list[str]) -> bool:
+    """Whether a batch (offset-log entries: version, metadata, one line per source) read some
+    Delta source from no offset or from an offset inside its initial snapshot."""
+    end_offsets = end[2:]
+    start_offsets = start[2:] if start else [VOID_OFFSET] * len(end_offsets)
+    for before, after in zip(start_offsets, end_offsets):
+        after_offset = _json(after)
+        if not isinstance(after_offset, dict) or "reservoirId" not in after_offset:
+            continue  # not a Delta source
+        before_offset = _json(before)
+        if before_offset is None:
+            return True
+        if before_offset.get("isStartingVersion") and before_offset != after_offset:
+            return True
+    return False
+
+
+def _next_entry(end: list[str], commit: list[str]) -> str:
+    metadata = json.loads(end[1])
+    committed = _json(commit[1]) if len(commit) > 1 else None
+    if isinstance(committed, dict) and "nextBatchWatermarkMs" in committed:
+        metadata["batchWatermarkMs"] = max(
+            int(metadata.get("batchWatermarkMs", 0)), int(committed["nextBatchWatermarkMs"])
+        )
+    metadata["batchTimestampMs"] = int(time.time() * 1000)
+    return "\n".join([end[0], json.dumps(metadata, separators=(",", ":")), *end[2:]])
+
+
+def _json(line: str):
+    if line is None or line.strip() == VOID_OFFSET:
+        return None
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
+def _last_batch(spark: SparkSession, folder: str) -> Optional[int]:
+    ids = [int(name) for name in hadoop_fs.list_names(spark, folder) if name.isdigit()]
+    return max(ids) if ids else None
+
+
+def _read_log(spark: SparkSession, location: str) -> list[str]:
+    return hadoop_fs.read_text(spark, location).split("\n")
+
+
+def _write_atomically(spark: SparkSession, location: str, text: str) -> None:
+    """As Spark writes its own log entries: a temporary file renamed into place (no half-written
+    entry after a crash), refusing to replace an existing one."""
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(location)
+    manager = jvm.org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager.create(
+        path.getParent(), spark.sparkContext._jsc.hadoopConfiguration()
+    )
+    stream = manager.createAtomic(path, False)
+    try:
+        stream.write(bytearray(text.encode("utf-8")))
+    except Exception:
+        stream.cancel()
+        raise
+    stream.close()

@@ -1,0 +1,199 @@
+"""Start a model's streaming write into its Delta table and report what it processed."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Mapping, Sequence
+
+from pyspark.errors import PySparkException
+from pyspark.sql import SparkSession
+from pyspark.sql.streaming import StreamingQuery
+from py4j.protocol import Py4JJavaError
+
+from python_runners.runtime import checkpoints
+from python_runners.runtime import delta_tables
+from python_runners.runtime.sources import initial_snapshot
+from python_runners.runtime import interruption
+from python_runners.runtime.progress import live as live_progress
+from python_runners.runtime.progress import recorder as stream_progress
+from python_runners.runtime import catalog as streaming_catalog
+from python_runners.runtime.event_time import Dedupe
+from python_runners.runtime.writes.idempotent_batches import appending_once
+from python_runners.runtime.writes.merge import merge_writer
+from python_runners.runtime.session import claim_lakehouse_for
+from python_runners.runtime.model_config import OUTPUT_MODES
+from python_runners.runtime.errors import StreamingModelError, explain
+from python_runners.runtime.triggers import Trigger
+
+
+
+@dataclass(frozen=True)
+class StreamingWrite:
+    model: str
+    source_view: str
+    target_table: str
+    output_mode: str
+    trigger: Trigger
+    checkpoint: str
+    partition_by: Sequence[str] = ()
+    table_properties: Mapping[str, str] = field(default_factory=dict)
+    dedupe: Dedupe | None = None
+    unique_key: Sequence[str] = ()
+    append_new_columns: bool = False  # on_schema_change: append_new_columns
+    documented: Mapping[str, str] = field(default_factory=dict)  # table properties for the docs
+
+    @property
+    def query_name(self) -> str:
+        return self.target_table
+
+
+@dataclass(frozen=True)
+class StreamSummary:
+    model: str
+    batches: int
+    input_rows: int
+    output_rows: int
+    seconds: float
+    running: bool
+    late_rows: int = 0
+
+    def message(self) -> str:
+        state = "caught up, serving" if self.running else "caught up"
+        batches = "1 batch" if self.batches == 1 else f"{self.batches} batches"
+        late = f", {self.late_rows} late row{'' if self.late_rows == 1 else 's'} dropped"
+        late = late if self.late_rows else ""
+        return (f"STREAMED {self.input_rows} rows in, {self.output_rows} written{late}, "
+                f"{batches} ({state})")
+
+
+def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSummary:
+    """Process everything available now; with a processing-time trigger then keep the stream running.
+
+    Catching up is its own run-until-caught-up query, so that downstream models in the same
+    `dbt run` see the data even while more keeps arriving (waiting for a processing-time query
+    to drain would never end under a steady inflow). The served query then continues from the
+    same checkpoint.
+    """
+    started = time.monotonic()
+    progress = stream_progress.recorder(spark, on_batch=live_progress.display().batch)
+    before = delta_tables.snapshot(spark, write.target_table)
+    with live_progress.shown():
+        catch_up = start_streaming_write(
+            spark, replace(write, trigger=write.trigger.catch_up()), table_exists=before.exists
+        )
+        try:
+            catch_up.awaitTermination()
+        except (PySparkException, Py4JJavaError) as error:
+            _stop_quietly(catch_up)
+            raise explain(write.model, error) from None
+        interruption.refuse_if_interrupted(write.model)  # stopped by Ctrl-C, not caught up
+        progress.wait_until_heard(catch_up)
+    initial_snapshot.plan_batch_past_initial_snapshot(spark, write.checkpoint)
+    after = before.refreshed(spark, write.target_table)
+    written = delta_tables.rows_written_since(
+        spark, write.target_table, before.version, latest=after.version, log=after.log
+    )
+    # A new table has them from its creation; an older one gets them (or changes) here, between
+    # the two queries, while nothing writes the table.
+    streaming_catalog.record(spark, write.target_table, write.documented, current=after.properties)
+    summary = summarise(write.model, catch_up, written, time.monotonic() - started)
+    if write.trigger.runs_until_caught_up:
+        return summary
+    served = start_streaming_write(spark, write, table_exists=True)
+    _served[write.query_name] = write
+    return replace(summary, running=served.isActive)
+
+
+# Queries left running (processing-time triggers) by what started them, so a failed one can be
+# started again from its checkpoint while serving.
+_served: dict[str, StreamingWrite] = {}
+
+
+def served_writes() -> dict[str, StreamingWrite]:
+    return dict(_served)
+
+
+def start_streaming_write(
+    spark: SparkSession, write: StreamingWrite, table_exists: bool | None = None
+) -> StreamingQuery:
+    """Start the model's query; `table_exists` when the caller already knows it."""
+    if table_exists is None:
+        table_exists = spark.catalog.tableExists(write.target_table)
+    if write.output_mode not in OUTPUT_MODES:
+        raise StreamingModelError(
+            f"Model {write.model}: output_mode {write.output_mode!r} is not one of {OUTPUT_MODES}."
+        )
+    if write.output_mode == "update" and not write.unique_key:
+        raise StreamingModelError(
+            f"Model {write.model}: output_mode 'update' merges each batch's changed rows into "
+            f"the table and needs unique_key: the columns that identify a row (e.g. the GROUP BY "
+            f"columns, window included)."
+        )
+    _refuse_running_twice(spark, write)
+    interruption.refuse_if_interrupted(write.model)
+    claim_lakehouse_for(write.model)
+    frame = spark.table(write.source_view)
+    if write.dedupe is not None:
+        frame = write.dedupe.apply(frame)
+    checkpoints.check_matches_table(
+        spark, write.model, write.target_table, write.checkpoint, table_exists
+    )
+    try:
+        delta_tables.create_if_missing(
+            spark, write.target_table, frame.schema, write.partition_by,
+            {**write.table_properties, **write.documented}, exists=table_exists,
+        )
+        writer = (
+            frame.writeStream.queryName(write.query_name)
+            .outputMode(write.output_mode)
+            .option("checkpointLocation", write.checkpoint)
+            .trigger(**write.trigger.writer_kwargs())
+        )
+        if write.output_mode == "update":
+            return writer.foreachBatch(
+                merge_writer(write.checkpoint, write.target_table, write.unique_key)
+            ).start()
+        if write.output_mode == "append":
+            location = delta_tables.location(spark, write.target_table)
+            return writer.foreachBatch(
+                appending_once(write.checkpoint, location, merge_schema=write.append_new_columns)
+            ).start()
+        if write.append_new_columns:
+            writer = writer.option("mergeSchema", "true")
+        return writer.format("delta").toTable(write.target_table)
+    except (PySparkException, Py4JJavaError) as error:
+        raise explain(write.model, error) from None
+
+
+def summarise(model: str, query: StreamingQuery, written: int, seconds: float) -> StreamSummary:
+    """What this run did; rows written come from the Delta commits (the sink reports -1)."""
+    progress = [p for p in query.recentProgress if p.get("batchId") is not None]
+    return StreamSummary(
+        model=model,
+        batches=len([p for p in progress if "addBatch" in (p.get("durationMs") or {})]),
+        input_rows=sum(int(p.get("numInputRows", 0)) for p in progress),
+        output_rows=written,
+        seconds=round(seconds, 3),
+        running=query.isActive,
+        late_rows=sum(
+            int(operator.get("numRowsDroppedByWatermark", 0))
+            for p in progress for operator in p.get("stateOperators") or []
+        ),
+    )
+
+
+def _refuse_running_twice(spark: SparkSession, write: StreamingWrite) -> None:
+    for active in spark.streams.active:
+        if active.name == write.query_name:
+            raise StreamingModelError(
+                f"Model {write.model}: a streaming query writing {write.target_table} is already "
+                f"running in this process (id {active.id}). Stop it before starting another."
+            )
+
+
+def _stop_quietly(query: StreamingQuery) -> None:
+    try:
+        query.stop()
+    except Exception:  # the query already failed; its error is the one to report
+        pass

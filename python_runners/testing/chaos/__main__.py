@@ -1,0 +1,178 @@
+"""`python -m python_runners.testing.chaos [--kills N] [--seed S]`: the chaos run behind `make chaos`.
+
+Its last line is the verdict:
+`chaos: kills=<n> landed=<rows> lost=<n> duplicated=<n> gold_matches_recompute=<yes|no>`
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from collections import Counter
+from pathlib import Path
+
+from python_runners.testing.chaos.audit import audit
+from python_runners.testing.chaos.kill_moments import PipelineExited, plan
+from python_runners.testing.chaos.lander import Lander
+from python_runners.testing.pipeline_process import PipelineProcess
+from python_runners.testing.chaos.stream_state import (
+    BETWEEN_BATCHES, COMMITTED_NOT_CHECKPOINTED, MID_BATCH, ModelPaths, stream_state,
+)
+from python_runners.demo.data import (
+    land_batch, land_status_reports, recordings_folder, status_folder,
+)
+from python_runners.runtime.lakehouse import PART_VARIABLES, REPO_ROOT, ROOT_VARIABLE, Lakehouse
+
+# (model, schema); the first four are the kill targets, one per kind of batch.
+MODELS = [
+    ("bronze_recordings", "bronze"),
+    ("silver_recordings", "silver"),
+    ("device_counts", "gold"),
+    ("ward_heart_rates", "gold"),
+    ("quarantined_recordings", "silver"),
+]
+FINAL_RUN_TIMEOUT = 1800
+BEFORE_FIRST_BATCH = "nothing recorded since the last kill (start-up, or redoing the interrupted batch)"
+
+
+class ChaosFailure(RuntimeError):
+    pass
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m python_runners chaos", description=__doc__)
+    parser.add_argument("--kills", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=1, help="seed for the random kill moments")
+    parser.add_argument("--lakehouse", default=str(REPO_ROOT / ".lakehouse" / "chaos"),
+                        help="a lakehouse of its own, emptied first")
+    parser.add_argument("--trigger", default="1 second", help="processing-time trigger of the run")
+    parser.add_argument("--max-delay", type=float, default=60.0,
+                        help="latest random kill, in seconds after a run starts")
+    parser.add_argument("--land-every", type=float, default=2.0, help="seconds between landings")
+    parser.add_argument("--records", type=int, default=50, help="recordings per landing")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return _run(parse_args(argv))
+    except ChaosFailure as failure:
+        print(f"chaos: FAILED: {failure}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    root = Path(args.lakehouse).resolve()
+    shutil.rmtree(root, ignore_errors=True)
+    env = _environment(root)
+    os.environ.clear()
+    os.environ.update(env)  # the audit's own Spark session opens the same lakehouse
+    lakehouse = Lakehouse.from_env(env)
+    folder = Path(recordings_folder(lakehouse))
+    logs = root / "chaos-logs"
+    logs.mkdir(parents=True)
+    models = [_paths(lakehouse, model, schema) for model, schema in MODELS]
+
+    say(f"chaos: {args.kills} kills (seed {args.seed}) on lakehouse {root}; dbt logs in {logs}")
+    reports = status_folder(lakehouse)
+    land_status_reports(land_batch(folder, records=args.records).number, reports)
+    _run_to_completion(PipelineProcess(["seed"], env, logs / "seed.log"), "dbt seed")
+
+    lander = Lander(folder, reports, args.land_every, args.records, files=2)
+    lander.start()
+    moments = Counter()
+    states = _states(models)
+    try:
+        for number, moment in enumerate(plan(args.kills, args.seed, models[:4], args.max_delay), 1):
+            pipeline = PipelineProcess(
+                ["run", "--vars", f"{{stream_trigger: '{args.trigger}'}}"], env,
+                logs / f"run-{number:02d}.log",
+            )
+            try:
+                moment.wait(pipeline)
+            except PipelineExited:
+                raise ChaosFailure(_exited_message(pipeline, f"run {number}")) from None
+            seconds = pipeline.seconds_running
+            pipeline.kill_tree()
+            before, states = states, _states(models)
+            moved = {model: state for model, state in states.items() if state != before[model]}
+            kind = _kind(moved) if moved else BEFORE_FIRST_BATCH
+            moments[kind] += 1
+            where = _describe(moved) if moved else kind
+            say(f"chaos: kill {number}/{args.kills} {moment.description} ({seconds:.1f} s in): {where}")
+    finally:
+        lander.stop()
+
+    say(f"chaos: {lander.batches + 1} landings; catching up with a plain `dbt run`")
+    _run_to_completion(PipelineProcess(["run"], env, logs / "final.log"), "the final dbt run")
+    say("chaos: kill moments: " + ", ".join(f"{n} {kind}" for kind, n in moments.most_common()))
+
+    from python_runners.runtime.session import get_or_create_session  # only now: the lock is free
+
+    result = audit(get_or_create_session(lakehouse), folder)
+    for layer, (lost, duplicated) in result.per_layer.items():
+        say(f"chaos: {layer}: lost={lost} duplicated={duplicated}")
+    for mismatch in result.gold_mismatches:
+        say(f"chaos: MISMATCH {mismatch}")
+    say(f"chaos: kills={args.kills} landed={result.landed} lost={result.lost} "
+        f"duplicated={result.duplicated} "
+        f"gold_matches_recompute={'no' if result.gold_mismatches else 'yes'}")
+    return 0 if result.passed else 1
+
+
+def say(line: str) -> None:
+    print(line, flush=True)
+
+
+def _environment(root: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in PART_VARIABLES.values()}
+    env[ROOT_VARIABLE] = str(root)
+    env.setdefault("SPARK_SHUFFLE_PARTITIONS", "2")
+    return env
+
+
+def _paths(lakehouse: Lakehouse, model: str, schema: str) -> ModelPaths:
+    return ModelPaths(
+        model=model,
+        table=f"{schema}.{model}",
+        table_path=Path(lakehouse.warehouse) / f"{schema}.db" / model,
+        checkpoint=Path(lakehouse.checkpoints) / schema / model,
+    )
+
+
+def _run_to_completion(pipeline: PipelineProcess, what: str) -> None:
+    if pipeline.wait(timeout=FINAL_RUN_TIMEOUT) != 0:
+        raise ChaosFailure(_exited_message(pipeline, what))
+
+
+def _exited_message(pipeline: PipelineProcess, what: str) -> str:
+    return (f"{what} exited with code {pipeline.process.returncode}; the end of "
+            f"{pipeline.log_path}:\n{pipeline.log_tail()}")
+
+
+def _states(models: list[ModelPaths]) -> dict[str, tuple[str, int | None]]:
+    return {paths.model: stream_state(paths) for paths in models}
+
+
+def _kind(states: dict[str, tuple[str, int | None]]) -> str:
+    kinds = {state for state, _ in states.values()}
+    for kind in (COMMITTED_NOT_CHECKPOINTED, MID_BATCH):
+        if kind in kinds:
+            return kind
+    return BETWEEN_BATCHES
+
+
+def _describe(states: dict[str, tuple[str, int | None]]) -> str:
+    in_flight = [
+        f"{model} batch {batch} {state}" for model, (state, batch) in states.items()
+        if batch is not None
+    ]
+    if in_flight:
+        return "; ".join(in_flight)
+    return "no batch in flight"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

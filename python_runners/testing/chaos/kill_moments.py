@@ -1,0 +1,86 @@
+"""When to kill: a random delay after start, or the instant a model's Delta table gets a commit."""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+from python_runners.testing.pipeline_process import PipelineProcess
+from python_runners.testing.chaos.stream_state import ModelPaths, latest_delta_version
+
+POLL_SECONDS = 0.001
+COMMIT_WAIT_SECONDS = 240
+STREAMING_STARTED = "START sql streaming_table model"  # dbt's line as the first model starts
+
+
+class PipelineExited(RuntimeError):
+    """The pipeline ended by itself; in always-on mode that is a failure."""
+
+
+@dataclass(frozen=True)
+class KillMoment:
+    description: str
+    delay_seconds: float = 0.0  # a random moment...
+    from_streaming: bool = False  # ...counted from the first model's start instead of the process's
+    after_commit_to: ModelPaths | None = None  # or: the moment a new Delta commit appears
+
+    def wait(self, pipeline: PipelineProcess) -> None:
+        """Return at the moment to kill; raises PipelineExited if the pipeline ends first."""
+        if self.after_commit_to is not None:
+            _wait_for_new_commit(pipeline, self.after_commit_to)
+            return
+        started = 0.0
+        if self.from_streaming:
+            _wait_for_log(pipeline, STREAMING_STARTED)
+            started = pipeline.seconds_running
+        _wait_for_delay(pipeline, started + self.delay_seconds)
+
+
+def plan(kills: int, seed: int, targets: Sequence[ModelPaths], max_delay: float) -> list[KillMoment]:
+    """Kills in thirds: at any moment of a run (start-up included), at a random moment once models
+    are streaming, and on Delta commits, rotating over the target models. Shuffled by the seed."""
+    rng = random.Random(seed)
+    moments = []
+    for number in range(kills):
+        kind = number % 3
+        if kind == 0:
+            target = targets[(number // 3) % len(targets)]
+            moments.append(KillMoment(f"on a Delta commit to {target.table}", after_commit_to=target))
+        elif kind == 1:
+            delay = round(rng.uniform(0.0, max_delay / 2), 1)
+            moments.append(KillMoment(f"{delay} s into streaming", delay, from_streaming=True))
+        else:
+            delay = round(rng.uniform(1.0, max_delay), 1)
+            moments.append(KillMoment(f"{delay} s after start", delay))
+    rng.shuffle(moments)
+    return moments
+
+
+def _wait_for_log(pipeline: PipelineProcess, marker: str) -> None:
+    while not pipeline.log_contains(marker):
+        if pipeline.has_exited():
+            raise PipelineExited()
+        time.sleep(0.1)
+
+
+def _wait_for_delay(pipeline: PipelineProcess, delay: float) -> None:
+    while pipeline.seconds_running < delay:
+        if pipeline.has_exited():
+            raise PipelineExited()
+        time.sleep(0.05)
+
+
+def _wait_for_new_commit(pipeline: PipelineProcess, target: ModelPaths) -> None:
+    """Version 0 is the table's creation; a batch of data comes with a later version."""
+    baseline = max(latest_delta_version(target), 0)
+    polls = 0
+    while latest_delta_version(target) <= baseline:
+        polls += 1
+        if polls % 100 == 0:
+            if pipeline.has_exited():
+                raise PipelineExited()
+            if pipeline.seconds_running > COMMIT_WAIT_SECONDS:
+                return  # no commit came: kill anyway, the outcome is logged as it is
+        time.sleep(POLL_SECONDS)

@@ -1,0 +1,36 @@
+"""Keep landing new batches of recordings and status reports, on a thread, while the pipeline is killed and restarted."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from python_runners.demo.data import land_batch, land_status_reports
+
+
+class Lander:
+    def __init__(
+        self, folder: Path, status_folder: Path, every_seconds: float, records: int, files: int
+    ):
+        self.folder = folder
+        self.status_folder = status_folder
+        self.every_seconds = every_seconds
+        self.records = records
+        self.files = files
+        self.batches = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._land, name="lander", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _land(self) -> None:
+        while not self._stop.is_set():
+            batch = land_batch(self.folder, records=self.records, files=self.files)
+            land_status_reports(batch.number, self.status_folder)
+            self.batches += 1
+            self._stop.wait(self.every_seconds)

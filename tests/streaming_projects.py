@@ -16,7 +16,7 @@ def write_streaming_project(root: Path, name: str, schema: str, models: Mapping[
         name: {name}
         config-version: 2
         profile: streaming_lakehouse
-        macro-paths: ["{REPO_ROOT / 'macros'}"]
+        macro-paths: ["{REPO_ROOT / 'macros'}"]  # the root project's ref() and source() overrides
         models:
           {name}:
             +materialized: streaming_table

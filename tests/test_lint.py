@@ -67,6 +67,9 @@ def test_streaming_lint_flags_what_a_stream_cannot_run():
         (f"{models}/sorted_events.sql:5:1", "ORDER BY"),
     ]  # not the batch model's ORDER BY, nor the complete-mode aggregate's, nor OVER's own
     assert "Sort when you read the table instead" in result.stdout
+    # a config a run would refuse is reported as the run would report it
+    assert (f"{models}/upserted_events.sql:1:1: Model upserted_events: output_mode 'upsert' is "
+            "not supported by streaming_table.") in result.stdout
 
 
 def project_linter() -> Linter:

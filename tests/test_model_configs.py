@@ -69,6 +69,11 @@ MODELS = {
     "landed_snapshot": (
         "{{ config(materialized='table') }}\nselect id, kind from {{ source('drop', 'events') }}"
     ),
+    # its watermark comes from --vars, so one test can build it and then break its config
+    "refreshed_events": (
+        "{{ config(watermark=var('refreshed_watermark', none)) }}\n"
+        "select id, kind, current_timestamp() as seen_at from stream(fixtures.events)"
+    ),
 }
 
 SOURCES = """
@@ -165,9 +170,10 @@ COMPILE_ERRORS = {
     "bad_trigger": f"Model bad_trigger: trigger {{'every': '5 seconds'}} is not valid. {ALLOWED_TRIGGERS}",
     "bad_watermark": (
         "Model bad_watermark: watermark {'column': 'id', 'within': '1 hour'} is not valid. Give "
-        "{column: <event-time column>, delay: '<n> seconds|minutes|hours|days'}, e.g. "
-        "{column: recorded_at, delay: '10 minutes'}, or a list of those, one per event-time "
-        "column (a stream-stream join)."
+        "{column: <event-time column>, delay: <interval>}, e.g. {column: recorded_at, "
+        "delay: '10 minutes'}, or a list of those, one per event-time column (a "
+        "stream-stream join). Intervals Spark reads: '500 milliseconds', '2.5 seconds', "
+        "'10 minutes', '1 hour', '1 day'."
     ),
     "bad_dedupe": (
         "Model bad_dedupe: dedupe {'key': 'id'} is not valid. Give "
@@ -354,3 +360,27 @@ def test_a_new_filter_in_a_stateless_model_keeps_its_checkpoint(dbt, errors_proj
     before = table.where("id <= 6 or id = 9").count()
     assert before == 7  # the first run's rows, kept: the checkpoint went on
     assert [(r.id, r.kind) for r in table.where("id in (7, 8)").collect()] == [(7, "a")]
+
+
+@pytest.mark.parametrize("watermark", [
+    "{column: seen_at, within: 1 hour}",  # not a watermark at all: found reading the config
+    "{column: arrived_at, delay: 1 hour}",  # no input has that column: found resolving the query
+])
+def test_full_refresh_with_a_bad_watermark_touches_neither_table_nor_checkpoint(
+    dbt, errors_project, spark, lakehouse, watermark
+):
+    built = run(dbt, errors_project, "--select", "refreshed_events")
+    assert built.success, failure_messages(built)
+    rows = spark.table("fixtures_out.refreshed_events").count()
+    checkpoint = Path(lakehouse.checkpoint_path("fixtures_out/refreshed_events"))
+    offsets = sorted(path.name for path in (checkpoint / "offsets").iterdir())
+
+    refreshed = run(
+        dbt, errors_project, "--select", "refreshed_events", "--full-refresh",
+        "--vars", f"{{refreshed_watermark: {watermark}}}",
+    )
+
+    assert not refreshed.success
+    assert "Model refreshed_events: watermark" in failure_messages(refreshed)
+    assert spark.table("fixtures_out.refreshed_events").count() == rows > 0
+    assert sorted(path.name for path in (checkpoint / "offsets").iterdir()) == offsets

@@ -1,8 +1,8 @@
 """`make lint`'s streaming check: operations a streaming model cannot run, caught before any run.
 
 dbt parses the project (no Spark needed) to say which models are `streaming_table`s, with
-their config resolved the way dbt resolves it; sqlfluff parses each one's SQL with the
-project's `.sqlfluff`. ORDER BY and LIMIT (outside an aggregate in complete mode), window functions
+their config resolved the way dbt resolves it and then read as a run reads it (a config that
+cannot run is reported too); sqlfluff parses each one's SQL with the project's `.sqlfluff`. ORDER BY and LIMIT (outside an aggregate in complete mode), window functions
 (OVER ...) and DISTINCT aggregates are reported with the advice the run-time error gives.
 """
 
@@ -19,8 +19,9 @@ from typing import Iterator
 from sqlfluff.core import FluffConfig, Linter
 
 from python_runners.ops.dbt_invocation import run_dbt
+from python_runners.runtime.errors import ConfigError, cannot_run
 from python_runners.runtime.lakehouse import REPO_ROOT
-from python_runners.runtime.errors import cannot_run
+from python_runners.runtime.model_config import read_model_config
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class StreamingModel:
     name: str
     path: Path
     output_mode: str
+    config_error: str | None = None  # the model's config cannot run: what a run would say
 
 
 @dataclass(frozen=True)
@@ -35,11 +37,10 @@ class Finding:
     model: StreamingModel
     line: int
     column: int
-    operation: str
+    problem: str
 
     def __str__(self) -> str:
-        where = os.path.relpath(self.model.path)
-        return f"{where}:{self.line}:{self.column}: {cannot_run(self.model.name, self.operation)}"
+        return f"{os.path.relpath(self.model.path)}:{self.line}:{self.column}: {self.problem}"
 
 
 def streaming_models(project_dir: Path) -> list[StreamingModel]:
@@ -47,21 +48,32 @@ def streaming_models(project_dir: Path) -> list[StreamingModel]:
         manifest = run_dbt(
             ["parse", "--quiet", "--target-path", target, "--log-path", target], str(project_dir)
         ).result
+    manifest.build_flat_graph()
+    graph = manifest.flat_graph
     return sorted(
         (
-            StreamingModel(
-                name=node.name,
-                path=project_dir / node.original_file_path,
-                output_mode=node.config.get("output_mode", "append"),
-            )
-            for node in manifest.nodes.values()
-            if node.resource_type == "model" and node.config.materialized == "streaming_table"
+            _streaming_model(node, graph, project_dir)
+            for node in graph["nodes"].values()
+            if node["resource_type"] == "model"
+            and node["config"].get("materialized") == "streaming_table"
         ),
         key=lambda model: str(model.path),
     )
 
 
+def _streaming_model(node: dict, graph: dict, project_dir: Path) -> StreamingModel:
+    path = project_dir / node["original_file_path"]
+    try:
+        config = read_model_config(node, graph)
+    except ConfigError as error:
+        return StreamingModel(node["name"], path, "append", config_error=str(error))
+    return StreamingModel(node["name"], path, config.output_mode)
+
+
 def findings(model: StreamingModel, linter: Linter) -> Iterator[Finding]:
+    if model.config_error:
+        yield Finding(model, 1, 1, model.config_error)
+        return
     tree = next(linter.parse_path(str(model.path))).tree
     if tree is None:
         return  # unparsable SQL: sqlfluff lint, run first, reports it
@@ -69,7 +81,7 @@ def findings(model: StreamingModel, linter: Linter) -> Iterator[Finding]:
         operation = _operation(segment, model)
         if operation:
             line, column = segment.pos_marker.source_position()
-            yield Finding(model, line, column, operation)
+            yield Finding(model, line, column, cannot_run(model.name, operation))
 
 
 def _operation(segment, model: StreamingModel) -> str | None:

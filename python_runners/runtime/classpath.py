@@ -12,12 +12,13 @@ from pathlib import Path
 import pyspark
 
 from python_runners.runtime.lakehouse import REPO_ROOT
+from python_runners.runtime.errors import StreamingError
 
 JARS_DIR = Path(os.environ.get("SPARK_EXTRA_JARS_DIR", REPO_ROOT / ".jars"))
 PYSPARK_JARS = Path(pyspark.__file__).parent / "jars"
 
 
-class JarsMissingError(RuntimeError):
+class JarsMissingError(StreamingError, RuntimeError):
     pass
 
 

@@ -85,7 +85,16 @@ _CHECKPOINT_CANNOT_FOLLOW = re.compile(
 _NOT_FOUND = re.compile(r"TABLE_OR_VIEW_NOT_FOUND\].*?(?P<name>`[^ ]+`)")
 
 
-class StreamingModelError(RuntimeError):
+class StreamingError(Exception):
+    """Every error raised for the person running the pipeline: its message names the model or
+    source, the setting and the fix. The adapter turns it into a dbt error in one place."""
+
+
+class ConfigError(StreamingError, ValueError):
+    """A setting that cannot work, found before anything of the model runs."""
+
+
+class StreamingModelError(StreamingError, RuntimeError):
     """A streaming query that Spark refused or that failed, explained in the model's terms."""
 
 

@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
 from pyspark.sql import DataFrame
+from python_runners.runtime.errors import ConfigError
+from python_runners.runtime.intervals import EXAMPLES, is_interval
 
-_DELAY = re.compile(r"^\s*\d+\s*(millisecond|second|minute|hour|day)s?\s*$", re.I)
 
 
-class EventTimeConfigError(ValueError):
+class EventTimeConfigError(ConfigError):
     pass
 
 
@@ -44,12 +45,12 @@ class Watermark:
     def from_config(cls, model: str, config: Any) -> "Watermark":
         column = config.get("column") if isinstance(config, Mapping) else None
         delay = str(config.get("delay", "")) if isinstance(config, Mapping) else ""
-        if not column or not _DELAY.match(delay) or set(config) - {"column", "delay"}:
+        if not column or not is_interval(delay) or set(config) - {"column", "delay"}:
             raise EventTimeConfigError(
                 f"Model {model}: watermark {config!r} is not valid. Give "
-                "{column: <event-time column>, delay: '<n> seconds|minutes|hours|days'}, "
-                "e.g. {column: recorded_at, delay: '10 minutes'}, or a list of those, one per "
-                "event-time column (a stream-stream join)."
+                "{column: <event-time column>, delay: <interval>}, e.g. {column: recorded_at, "
+                "delay: '10 minutes'}, or a list of those, one per event-time column (a "
+                f"stream-stream join). Intervals Spark reads: {EXAMPLES}."
             )
         return cls(str(column), delay.strip())
 

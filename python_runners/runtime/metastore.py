@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Optional
 
 from python_runners.runtime.classpath import jar_paths
+from python_runners.runtime.errors import ConfigError
 
 URL_VARIABLE = "LAKEHOUSE_METASTORE_URL"
 
@@ -22,7 +23,7 @@ _DRIVERS = {
 }
 
 
-class MetastoreConfigError(ValueError):
+class MetastoreConfigError(ConfigError):
     pass
 
 

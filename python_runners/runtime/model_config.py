@@ -1,83 +1,182 @@
-"""A streaming_table or copy_into model's config, checked in one place before anything of it runs.
+"""A streaming_table or copy_into model's config, read once and checked whole before anything runs.
 
 dbt compiles a model before running it, and `dbt compile` does nothing else, so the ref() and
-source() overrides (macros/streaming/) check the model being compiled here, and the
-materialisations check it again (a model that reads through neither) and take their settings
-from it. Every error names the model, the setting and what is allowed. No Spark needed.
+source() overrides check the model being compiled here, and each materialisation reads its
+`ModelConfig` from here before it drops, creates or starts anything. The write, full refresh,
+the docs' table properties and the streaming lint all take their settings from that one object.
+Every error names the model, the setting and what is allowed. No Spark needed.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Optional
 
-from python_runners.runtime.event_time import Dedupe, EventTimeConfigError, Watermark
+from python_runners.runtime.catalog import describe_trigger
+from python_runners.runtime.errors import ConfigError
+from python_runners.runtime.event_time import Dedupe, Watermark
 from python_runners.runtime.lakehouse import Lakehouse
-from python_runners.runtime.triggers import Trigger
+from python_runners.runtime.sources.views import FILE_FORMATS, StreamSource
+from python_runners.runtime.triggers import AVAILABLE_NOW, Trigger
 
 STREAMING_MATERIALIZATIONS = ("streaming_table", "copy_into")
 OUTPUT_MODES = ("append", "complete", "update")
+_TRUE, _FALSE = (True, "true", "True"), (False, None, "false", "False")
 
 
-class StreamingConfigError(ValueError):
+class ModelConfigError(ConfigError):
     pass
 
 
-def checked_settings(
-    node: Mapping[str, Any], nodes: Iterable[Mapping[str, Any]], run_wide_trigger: Any = None
-) -> dict[str, Any]:
-    """The model's settings as its materialisation uses them, from the node as dbt's graph holds
-    it; `nodes` are the graph's other nodes (checkpoints are not shared)."""
+@dataclass(frozen=True)
+class SourceRead:
+    """A meta.stream source the model selects from, its meta checked."""
+
+    name: str  # "<source>.<table>"
+    meta: Mapping[str, Any]
+    source: StreamSource
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    model: str
+    materialized: str
+    # Where the model's progress lives: its checkpoint, or a copy_into model's load log.
+    checkpoint: str
+    partition_by: tuple[str, ...] = ()
+    tblproperties: Mapping[str, str] = field(default_factory=dict)
+    append_new_columns: bool = False  # on_schema_change: append_new_columns
+    sources: tuple[SourceRead, ...] = ()
+    # streaming_table
+    output_mode: str = "append"
+    unique_key: tuple[str, ...] = ()
+    trigger: Trigger = AVAILABLE_NOW  # this run's (a run-wide --vars stream_trigger wins)
+    model_trigger: Trigger = AVAILABLE_NOW  # the model's own
+    watermarks: tuple[Watermark, ...] = ()
+    dedupe: Optional[Dedupe] = None
+    # copy_into
+    force: bool = False
+
+    @property
+    def copy_source(self) -> SourceRead:
+        """The one file source a copy_into model loads (checked when the config was read)."""
+        return self.sources[0]
+
+    def documented(self) -> dict[str, str]:
+        """Table properties `dbt docs generate` shows for the model (catalog.py)."""
+        if self.materialized == "copy_into":
+            return {"copy_into.load_log": self.checkpoint}
+        return {
+            "streaming.output_mode": self.output_mode,
+            "streaming.trigger": describe_trigger(self.trigger, self.model_trigger),
+            "streaming.checkpoint": self.checkpoint,
+        }
+
+
+def read_model_config(
+    node: Mapping[str, Any], graph: Mapping[str, Any], run_vars: Optional[Mapping[str, Any]] = None
+) -> ModelConfig:
+    """The model's config from its node and dbt's graph (its `nodes` and `sources`), with the
+    run's --vars that change it (`stream_trigger`, `copy_into_force`)."""
     name, config = node["name"], node["config"]
     materialized = config.get("materialized")
-    partition_by = config.get("partition_by") or []
-    settings = {
-        "partition_by": [partition_by] if isinstance(partition_by, str) else list(partition_by),
-        "tblproperties": config.get("tblproperties") or {},
+    if materialized not in STREAMING_MATERIALIZATIONS:
+        raise ModelConfigError(
+            f"Model {name}: materialized {materialized!r} is not a streaming materialisation "
+            f"({', '.join(STREAMING_MATERIALIZATIONS)})."
+        )
+    run_vars = run_vars or {}
+    common = {
+        "model": name,
+        "materialized": materialized,
+        "partition_by": _columns(config.get("partition_by")),
+        "tblproperties": dict(config.get("tblproperties") or {}),
         "append_new_columns": _appends_new_columns(name, materialized, config.get("on_schema_change")),
+        "sources": _sources_read(node, graph),
     }
-    if materialized != "streaming_table":
-        return settings
-
+    if materialized == "copy_into":
+        return ModelConfig(
+            **common,
+            checkpoint=_checkpoint_of(node, "load_log_location"),
+            force=_force(name, config.get("force", run_vars.get("copy_into_force"))),
+        )
+    _refuse_unknown_keys(name, config)
     output_mode = config.get("output_mode") or "append"
     if output_mode not in OUTPUT_MODES:
-        raise StreamingConfigError(
+        raise ModelConfigError(
             f"Model {name}: output_mode {output_mode!r} is not supported by streaming_table. "
             "Allowed values: 'append' (each input row written once), 'complete' (an aggregate "
             "rewritten every batch) or 'update' (changed aggregate rows merged by unique_key)."
         )
-    unique_key = config.get("unique_key")
+    unique_key = _columns(config.get("unique_key"))
     if output_mode == "update" and not unique_key:
-        raise StreamingConfigError(
+        raise ModelConfigError(
             f"Model {name}: output_mode 'update' merges each batch's changed rows into the table "
             "by unique_key. Set unique_key to the columns that identify a row (the GROUP BY "
             "columns, window included), e.g. unique_key=['device_id']."
         )
-    try:
-        Watermark.list_from_config(name, config.get("watermark"))
-        Dedupe.from_config(name, config.get("dedupe"))
-    except EventTimeConfigError as error:
-        raise StreamingConfigError(str(error)) from None
-    return {
-        **settings,
-        "output_mode": output_mode,
-        "unique_key": unique_key,
-        "trigger": _trigger(name, run_wide_trigger or config.get("trigger")).as_config(),
-        "model_trigger": _trigger(name, config.get("trigger")).as_config(),
-        "watermark": config.get("watermark"),
-        "dedupe": config.get("dedupe"),
-        "checkpoint": _own_checkpoint(node, nodes),
-    }
+    model_trigger = _trigger(name, config.get("trigger"))
+    run_wide = run_vars.get("stream_trigger")
+    return ModelConfig(
+        **common,
+        checkpoint=_own_checkpoint(node, graph.get("nodes", {}).values()),
+        output_mode=output_mode,
+        unique_key=unique_key,
+        trigger=_trigger(name, run_wide) if run_wide else model_trigger,
+        model_trigger=model_trigger,
+        watermarks=Watermark.list_from_config(name, config.get("watermark")),
+        dedupe=Dedupe.from_config(name, config.get("dedupe")),
+    )
+
+
+# Streaming settings dbt itself does not know: a key that looks like one of them is a typo.
+_STREAMING_KEYS = ("output_mode", "trigger", "watermark", "dedupe", "checkpoint_location")
+_LOOKALIKES = {
+    "outputmode": "output_mode", "output": "output_mode", "mode": "output_mode",
+    "triggers": "trigger", "watermarks": "watermark", "dedup": "dedupe",
+    "deduplicate": "dedupe", "checkpoint": "checkpoint_location", "checkpoint_path": "checkpoint_location",
+    "checkpointlocation": "checkpoint_location", "unique_keys": "unique_key", "partitioned_by": "partition_by",
+}
+
+
+def _refuse_unknown_keys(model: str, config: Mapping[str, Any]) -> None:
+    """dbt keeps any key in a model's config, so a misspelt streaming setting would be ignored."""
+    for key in config:
+        meant = _LOOKALIKES.get(str(key).lower())
+        if meant and meant not in config:
+            raise ModelConfigError(
+                f"Model {model}: config {key!r} is not a streaming_table setting; did you mean "
+                f"{meant!r}? Streaming settings: {', '.join(_STREAMING_KEYS)}, unique_key, "
+                "partition_by, tblproperties, on_schema_change."
+            )
+
+
+def _columns(value: Any) -> tuple[str, ...]:
+    if not value:
+        return ()
+    return (value,) if isinstance(value, str) else tuple(str(column) for column in value)
 
 
 def _trigger(model: str, configured: Any) -> Trigger:
     try:
         return Trigger.parse(configured or "available_now")
     except ValueError:
-        raise StreamingConfigError(
+        raise ModelConfigError(
             f"Model {model}: trigger {configured!r} is not valid. Allowed: "
             "{'available_now': true}, {'once': true} or {'processing_time': '<n> seconds'} (in "
             "the model's config, or for a whole run with --vars '{stream_trigger: ...}')."
         ) from None
+
+
+def _force(model: str, force: Any) -> bool:
+    if force in _TRUE:
+        return True
+    if force in _FALSE:
+        return False
+    raise ModelConfigError(
+        f"Model {model}: force {force!r} is not valid; give true (reload every file once) or "
+        "false (the default), in the model's config or with --vars '{copy_into_force: true}'."
+    )
 
 
 def _appends_new_columns(model: str, materialized: str, on_schema_change: Any) -> bool:
@@ -85,7 +184,7 @@ def _appends_new_columns(model: str, materialized: str, on_schema_change: Any) -
     have, so 'ignore' and 'fail' both stop at a new column."""
     on_schema_change = on_schema_change or "fail"
     if on_schema_change not in ("ignore", "fail", "append_new_columns"):
-        raise StreamingConfigError(
+        raise ModelConfigError(
             f"Model {model}: on_schema_change {on_schema_change!r} is not supported by "
             f"{materialized}. Allowed: 'fail' (a new column stops the write) or "
             "'append_new_columns' (new columns are added to the Delta table)."
@@ -93,9 +192,87 @@ def _appends_new_columns(model: str, materialized: str, on_schema_change: Any) -
     return on_schema_change == "append_new_columns"
 
 
-def _checkpoint_of(node: Mapping[str, Any]) -> str:
-    """As configured, else <checkpoint root>/<schema>/<model> (the adapter's checkpoint_location)."""
-    configured = node["config"].get("checkpoint_location")
+def _sources_read(node: Mapping[str, Any], graph: Mapping[str, Any]) -> tuple[SourceRead, ...]:
+    """The meta.stream sources the model selects from, each meta checked (unknown keys too);
+    a copy_into model needs exactly one."""
+    wanted = [tuple(source) for source in node.get("sources") or ()]
+    found = []
+    for source in (graph.get("sources") or {}).values():
+        if (source["source_name"], source["name"]) not in wanted:
+            continue
+        meta = stream_meta(source)
+        if meta:
+            name = f"{source['source_name']}.{source['name']}"
+            found.append(SourceRead(name, meta, StreamSource.from_meta(name, meta)))
+    if node["config"].get("materialized") == "copy_into":
+        _check_copy_source(node["name"], found)
+    for read in found:
+        if read.source.archive_to:
+            _check_one_streaming_reader(read.name, (graph.get("nodes") or {}).values())
+    return tuple(found)
+
+
+def _check_one_streaming_reader(source: str, nodes: Iterable[Mapping[str, Any]]) -> None:
+    """A source with archive_to has its files moved away once its reader processed them, so a
+    second streaming reader would miss them."""
+    readers = [
+        node["name"] for node in nodes
+        if node["resource_type"] == "model"
+        and node["config"].get("materialized") == "streaming_table"
+        and source in (".".join(read) for read in node.get("sources") or ())
+    ]
+    if len(readers) > 1:
+        raise ModelConfigError(
+            f"Source {source} has archive_to set and is read as a stream by {', '.join(readers)}. "
+            "The first to process a file moves it away from the others. Let one model ingest it "
+            "(a bronze model) and the others read that model with stream(ref(...)), or remove "
+            "archive_to."
+        )
+
+
+def _check_copy_source(model: str, found: list[SourceRead]) -> None:
+    if len(found) != 1:
+        selected = ", ".join(read.name for read in found) or "none"
+        raise ModelConfigError(
+            f"Model {model}: copy_into loads the files of one source declared with "
+            f"meta.stream (format json, csv or parquet); this model selects from {selected}. "
+            "Select from exactly one, e.g. {{ source('landing', 'recordings') }}; join other "
+            "tables with ref()."
+        )
+    source = found[0].source
+    if source.format not in FILE_FORMATS:
+        raise ModelConfigError(
+            f"Model {model}: copy_into loads files; source {source.name} is {source.format}. "
+            "Read it with a streaming_table model instead."
+        )
+    if source.archive_to:
+        raise ModelConfigError(
+            f"Model {model}: source {source.name} has archive_to, so a streaming reader moves its "
+            "files away; copy_into keeps files where they are (its load log knows what it "
+            "loaded). Remove archive_to, or read the source with a streaming_table model."
+        )
+
+
+def stream_meta(source: Mapping[str, Any]) -> Optional[Mapping[str, Any]]:
+    """A source's meta.stream, from its `meta:` or its `config: {meta: ...}`."""
+    meta = source.get("meta") or {}
+    config_meta = (source.get("config") or {}).get("meta") or {}
+    return meta.get("stream") or config_meta.get("stream")
+
+
+def source_stream_meta(
+    graph: Mapping[str, Any], source_name: str, table_name: str
+) -> Optional[Mapping[str, Any]]:
+    """The meta.stream of source `source_name.table_name` in dbt's graph; None for a plain source."""
+    for source in (graph.get("sources") or {}).values():
+        if source["source_name"] == source_name and source["name"] == table_name:
+            return stream_meta(source)
+    return None
+
+
+def _checkpoint_of(node: Mapping[str, Any], setting: str = "checkpoint_location") -> str:
+    """As configured, else <checkpoint root>/<schema>/<model>."""
+    configured = node["config"].get(setting)
     return Lakehouse.from_env().checkpoint_path(configured or f"{node['schema']}/{node['alias']}")
 
 
@@ -111,7 +288,7 @@ def _own_checkpoint(node: Mapping[str, Any], nodes: Iterable[Mapping[str, Any]])
         and _checkpoint_of(other) == checkpoint
     ]
     if sharing:
-        raise StreamingConfigError(
+        raise ModelConfigError(
             f"Models {node['name']} and {', '.join(sharing)} resolve to the same "
             f"checkpoint_location {checkpoint}. Each streaming model needs a checkpoint of its "
             "own: remove checkpoint_location to use the default, or give each a different one."

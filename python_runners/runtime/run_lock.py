@@ -20,11 +20,12 @@ import threading
 import time
 from pathlib import Path
 from typing import IO, Optional
+from python_runners.runtime.errors import StreamingError
 
 LOCK_FILE = "run.lock"
 
 
-class LakehouseBusyError(RuntimeError):
+class LakehouseBusyError(StreamingError, RuntimeError):
     pass
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from python_runners.runtime.intervals import is_interval
+
 KINDS = ("available_now", "once", "processing_time")
-_INTERVAL = re.compile(r"^\s*\d+(\.\d+)?\s*(millisecond|second|minute|hour)s?\s*$", re.I)
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class Trigger:
         if not isinstance(config, Mapping):
             raise ValueError(f"trigger {config!r} is neither a mapping nor a string")
         trigger = cls.from_config(config)
-        if trigger.kind == "processing_time" and not _INTERVAL.match(trigger.interval or ""):
+        if trigger.kind == "processing_time" and not is_interval(trigger.interval):
             raise ValueError(f"processing_time {trigger.interval!r} is not an interval")
         return trigger
 

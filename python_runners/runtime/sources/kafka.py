@@ -17,9 +17,10 @@ timestamp, timestampType; models parse `value` in SQL, e.g.
 from __future__ import annotations
 
 from typing import Any, Mapping
+from python_runners.runtime.errors import ConfigError
 
 
-class KafkaSourceConfigError(ValueError):
+class KafkaSourceConfigError(ConfigError):
     pass
 
 

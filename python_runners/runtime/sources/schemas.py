@@ -27,12 +27,13 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import StructField, StructType
 
 from python_runners.runtime import hadoop_fs
+from python_runners.runtime.errors import ConfigError
 
 POLICIES = ("add_new_columns", "rescue", "fail_on_new_columns", "none")
 _CHECKED = "checked_until.json"
 
 
-class SourceSchemaError(ValueError):
+class SourceSchemaError(ConfigError):
     pass
 
 

@@ -30,15 +30,24 @@ from python_runners.runtime import hadoop_fs
 from python_runners.runtime.sources import schemas as source_schemas
 from python_runners.runtime.sources.kafka import KafkaSourceConfigError, batch_read_options, kafka_options
 from python_runners.runtime.lakehouse import Lakehouse
+from python_runners.runtime.errors import ConfigError
 
 FILE_FORMATS = ("json", "csv", "parquet")
 FORMATS = FILE_FORMATS + ("delta", "kafka")
 # Formats whose unreadable lines Spark can keep whole (PERMISSIVE mode, the default).
 CORRUPT_RECORD_FORMATS = ("json", "csv")
+_LIMITS = ("max_files_per_trigger", "max_bytes_per_trigger")
+META_KEYS = {
+    **{fmt: ("format", "path", "schema", "options", "rescued_data_column", "schema_evolution",
+             "archive_to", "create_path", *_LIMITS) for fmt in FILE_FORMATS},
+    "delta": ("format", "path", "options", *_LIMITS),
+    "kafka": ("format", "bootstrap_servers", "topic", "topic_pattern", "starting_offsets",
+              "max_offsets_per_trigger", "options"),
+}
 CORRUPT_RECORD_COLUMN = "_corrupt_record"
 
 
-class StreamSourceConfigError(ValueError):
+class StreamSourceConfigError(ConfigError):
     pass
 
 
@@ -70,6 +79,13 @@ class StreamSource:
             raise StreamSourceConfigError(
                 f"Source {name}: meta.stream.format is {meta.get('format')!r}; "
                 f"use one of {', '.join(FORMATS)}."
+            )
+        unknown = sorted(set(map(str, meta)) - set(META_KEYS[fmt]))
+        if unknown:
+            raise StreamSourceConfigError(
+                f"Source {name}: meta.stream.{unknown[0]} is not a setting of {fmt} sources; "
+                f"remove it, or fix its name. Settings: {', '.join(META_KEYS[fmt])}. Reader "
+                "options Spark knows go under meta.stream.options."
             )
         create_path = meta.get("create_path", False)
         if not isinstance(create_path, bool):

@@ -28,6 +28,7 @@ from python_runners.runtime import hadoop_fs
 
 from python_runners.runtime import catalog as streaming_catalog
 from python_runners.runtime.lakehouse import Lakehouse
+from python_runners.runtime.model_config import ModelConfig
 from python_runners.runtime.writes.load_log import Load, LoadLog
 from python_runners.runtime.session import claim_lakehouse_for
 from python_runners.runtime.sources.views import (
@@ -48,6 +49,24 @@ class CopyInto:
     append_new_columns: bool = False  # on_schema_change: append_new_columns
     partition_by: Sequence[str] = ()
     table_properties: Mapping[str, str] = field(default_factory=dict)
+    documented: Mapping[str, str] = field(default_factory=dict)  # table properties for the docs
+
+    @classmethod
+    def of_model(cls, config: ModelConfig, sql: str, target_table: str) -> "CopyInto":
+        """The load a copy_into model's checked config asks for."""
+        return cls(
+            model=config.model,
+            sql=sql,
+            source=config.copy_source.source,
+            source_view=copy_source_view(config.model, config.copy_source.name),
+            target_table=target_table,
+            load_log=config.checkpoint,
+            force=config.force,
+            append_new_columns=config.append_new_columns,
+            partition_by=config.partition_by,
+            table_properties=dict(config.tblproperties),
+            documented=config.documented(),
+        )
 
 
 @dataclass(frozen=True)
@@ -71,23 +90,8 @@ def copy_source_view(model: str, source_name: str) -> str:
     return f"copy_into__{model}__{source_name.replace('.', '__')}"
 
 
-def check_source(model: str, source: StreamSource) -> None:
-    if source.format not in FILE_FORMATS:
-        raise StreamingModelError(
-            f"Model {model}: copy_into loads files; source {source.name} is {source.format}. "
-            f"Read it with a streaming_table model instead."
-        )
-    if source.archive_to:
-        raise StreamingModelError(
-            f"Model {model}: source {source.name} has archive_to, so a streaming reader moves its "
-            f"files away; copy_into keeps files where they are (its load log knows what it "
-            f"loaded). Remove archive_to, or read the source with a streaming_table model."
-        )
-
-
 def run_copy_into(spark: SparkSession, copy: CopyInto, lakehouse: Lakehouse) -> CopySummary:
     started = time.monotonic()
-    check_source(copy.model, copy.source)
     try:
         folder = landing_folder(spark, copy.source, lakehouse)
     except StreamSourceConfigError as error:
@@ -175,7 +179,7 @@ def _create_empty_table(spark: SparkSession, copy: CopyInto, lakehouse: Lakehous
 
 
 def _properties(copy: CopyInto) -> dict[str, str]:
-    return {**copy.table_properties, "copy_into.load_log": copy.load_log}
+    return {**copy.table_properties, **copy.documented}
 
 
 def _check_log_matches_table(spark: SparkSession, copy: CopyInto, loads: list[Load]) -> None:

@@ -3,7 +3,7 @@
   a Delta table, each model with its own checkpoint. Every run processes only the input that
   arrived since the last one.
 
-  Config (checked in python_runners/runtime/model_config.py, see streaming_table_config.sql):
+  Config (read and checked once, before anything runs: python_runners/runtime/model_config.py):
     output_mode          'append' (default), 'complete', or 'update' (with unique_key: each
                          batch's changed rows MERGEd into the table)
     unique_key           column or list of columns identifying a row (update mode)
@@ -17,24 +17,20 @@
     tblproperties        Delta table properties
     on_schema_change     'fail' (default) or 'append_new_columns' (new columns join the table)
 #}
-{% materialization streaming_table, adapter='spark' %}
+{% materialization streaming_table, adapter='spark_streaming' %}
     {%- set target_relation = this.incorporate(type='table') -%}
-    {%- set settings = streaming_model_settings() -%}
+    {%- set settings = streaming_model_config() -%}
     {%- set source_view = model['name'] ~ '__stream_src' -%}
 
     {{ run_hooks(pre_hooks) }}
 
-    {#- Resolved and checked before anything is dropped or started (python_runners/runtime/model_query.py) -#}
-    {%- do adapter.create_stream_view(
-        model['name'], sql, source_view, settings.watermark, settings.output_mode
-    ) -%}
+    {#- Resolved and checked before anything is dropped or started (runtime/model_query.py) -#}
+    {%- do adapter.create_stream_view(settings, sql, source_view) -%}
 
     {%- if adapter.empty_run() -%}
         {#- --empty: the query resolved against its inputs; no stream started, no checkpoint or
             existing table touched; a model never built gets its table with no rows -#}
-        {%- set created = adapter.create_empty_table(
-            source_view, target_relation.render(), settings.partition_by, settings.tblproperties
-        ) -%}
+        {%- set created = adapter.create_empty_table(settings, source_view, target_relation.render()) -%}
         {%- do store_raw_result(
             name='main', code='EMPTY', rows_affected=0,
             message='EMPTY run: query checked, no stream started, '
@@ -45,20 +41,7 @@
             {%- do adapter.reset_streaming_table(target_relation.render(), settings.checkpoint) -%}
         {%- endif -%}
 
-        {%- set summary = adapter.run_streaming_write(
-            model['name'],
-            source_view,
-            target_relation.render(),
-            settings.output_mode,
-            settings.trigger,
-            settings.checkpoint,
-            settings.partition_by,
-            settings.tblproperties,
-            settings.dedupe,
-            settings.unique_key,
-            settings.append_new_columns,
-            settings.model_trigger
-        ) -%}
+        {%- set summary = adapter.run_streaming_write(settings, source_view, target_relation.render()) -%}
         {%- do store_raw_result(
             name='main', message=summary['message'], code='STREAMED', rows_affected=summary['input_rows']
         ) -%}

@@ -1,0 +1,42 @@
+{#
+  copy_into: COPY INTO for a folder of files. Each run loads, through the model's SELECT, the
+  files of its one file source that it has not loaded before, and appends them to a Delta table.
+  Which files were loaded is kept in a Delta load log; a run interrupted at any moment is
+  finished by the next one without loading a file twice (python_runners/runtime/writes/copy_into.py).
+
+  Config (read and checked once, before anything runs: python_runners/runtime/model_config.py):
+    force            true reloads every file in the folder once (also for a run:
+                     --vars '{copy_into_force: true}'); loaded rows are appended again
+    load_log_location  default <checkpoint root>/<schema>/<model>; query it with
+                     select * from delta.`<location>`
+    partition_by, tblproperties, on_schema_change ('fail' or 'append_new_columns')
+#}
+{% materialization copy_into, adapter='spark_streaming' %}
+    {%- set target_relation = this.incorporate(type='table') -%}
+    {%- set settings = streaming_model_config() -%}
+
+    {{ run_hooks(pre_hooks) }}
+
+    {%- if adapter.empty_run() -%}
+        {#- --empty: loading no rows would still mark the files loaded; load nothing, log nothing -#}
+        {%- do store_raw_result(
+            name='main', code='EMPTY', rows_affected=0,
+            message='EMPTY run: no files loaded (table and load log untouched)'
+        ) -%}
+    {%- else -%}
+        {%- if should_full_refresh() -%}
+            {%- do adapter.reset_streaming_table(target_relation.render(), settings.checkpoint) -%}
+        {%- endif -%}
+
+        {%- set summary = adapter.run_copy_into(settings, sql, target_relation.render()) -%}
+        {%- do store_raw_result(
+            name='main', message=summary['message'], code='COPIED', rows_affected=summary['rows_loaded']
+        ) -%}
+
+        {% do persist_docs(target_relation, model) %}
+    {%- endif -%}
+
+    {{ run_hooks(post_hooks) }}
+
+    {{ return({'relations': [target_relation]}) }}
+{% endmaterialization %}

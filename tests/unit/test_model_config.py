@@ -1,0 +1,232 @@
+"""A model's config read once (runtime/model_config.py): every setting, and every error it raises."""
+
+from __future__ import annotations
+
+import pytest
+
+from python_runners.runtime.errors import ConfigError
+from python_runners.runtime.event_time import Dedupe, Watermark
+from python_runners.runtime.intervals import is_interval
+from python_runners.runtime.model_config import ModelConfigError, read_model_config
+from python_runners.runtime.sources.views import StreamSourceConfigError
+from python_runners.runtime.triggers import Trigger
+
+
+def node(name: str = "counts", materialized: str = "streaming_table", sources=(), **config):
+    return {
+        "name": name, "alias": name, "schema": "gold", "unique_id": f"model.p.{name}",
+        "resource_type": "model", "sources": [list(source) for source in sources],
+        "config": {"materialized": materialized, **config},
+    }
+
+
+def source(table: str = "events", **stream):
+    return {"source_name": "landing", "name": table, "meta": {"stream": stream} if stream else {}}
+
+
+def graph(*nodes, sources=()):
+    return {
+        "nodes": {item["unique_id"]: item for item in nodes},
+        "sources": {f"source.p.landing.{item['name']}": item for item in sources},
+    }
+
+
+def read(model, *others, sources=(), run_vars=None):
+    return read_model_config(model, graph(model, *others, sources=sources), run_vars)
+
+
+@pytest.fixture(autouse=True)
+def lakehouse(tmp_path, monkeypatch):
+    monkeypatch.setenv("LAKEHOUSE_DIR", str(tmp_path))
+    return tmp_path
+
+
+FILES = source(format="json", path="events", schema="id int")
+
+
+# --- what a valid config becomes ---------------------------------------------------------------
+
+def test_defaults_of_a_streaming_table(lakehouse):
+    config = read(node())
+
+    assert (config.output_mode, config.trigger, config.model_trigger) == (
+        "append", Trigger("available_now"), Trigger("available_now"))
+    assert config.checkpoint.endswith("gold/counts") and str(lakehouse) in config.checkpoint
+    assert (config.unique_key, config.partition_by, config.watermarks, config.dedupe) == ((), (), (), None)
+    assert config.append_new_columns is False
+
+
+def test_every_setting_is_read_once_into_its_type():
+    config = read(node(
+        output_mode="update", unique_key="device", partition_by=["day"], trigger="5 seconds",
+        watermark={"column": "at", "delay": "10 minutes"}, dedupe={"keys": "id"},
+        tblproperties={"delta.appendOnly": "false"}, on_schema_change="append_new_columns",
+        checkpoint_location="elsewhere/counts",
+    ))
+
+    assert config.unique_key == ("device",) and config.partition_by == ("day",)
+    assert config.trigger == Trigger("processing_time", "5 seconds")
+    assert config.watermarks == (Watermark("at", "10 minutes"),)
+    assert config.dedupe == Dedupe(("id",), True)
+    assert config.append_new_columns is True
+    assert config.checkpoint.endswith("elsewhere/counts")
+    assert config.documented() == {
+        "streaming.output_mode": "update",
+        "streaming.trigger": "processing time, every 5 seconds",
+        "streaming.checkpoint": config.checkpoint,
+    }
+
+
+def test_a_run_wide_trigger_wins_and_the_docs_say_so():
+    config = read(node(trigger={"once": True}), run_vars={"stream_trigger": "500 milliseconds"})
+
+    assert config.trigger == Trigger("processing_time", "500 milliseconds")
+    assert config.model_trigger == Trigger("once")
+    assert "run-wide" in config.documented()["streaming.trigger"]
+
+
+def test_the_sources_a_model_reads_are_checked_and_kept():
+    config = read(node(sources=[("landing", "events")]), sources=[FILES, source("other")])
+
+    assert [read.name for read in config.sources] == ["landing.events"]
+    assert config.sources[0].source.format == "json"
+
+
+def test_copy_into_reads_its_one_file_source_and_load_log():
+    model = node("loads", "copy_into", sources=[("landing", "events")], load_log_location="logs/loads")
+
+    config = read(model, sources=[FILES], run_vars={"copy_into_force": "true"})
+
+    assert config.copy_source.name == "landing.events"
+    assert config.checkpoint.endswith("logs/loads") and config.force is True
+    assert config.documented() == {"copy_into.load_log": config.checkpoint}
+
+
+# --- every error, with what it tells the person ------------------------------------------------
+
+ERRORS = {
+    "not streaming": (
+        node(materialized="table"), "materialized 'table' is not a streaming materialisation"),
+    "output mode": (
+        node(output_mode="upsert"),
+        "Model counts: output_mode 'upsert' is not supported by streaming_table. Allowed values: "
+        "'append'"),
+    "update without key": (
+        node(output_mode="update"),
+        "Model counts: output_mode 'update' merges each batch's changed rows into the table by "
+        "unique_key. Set unique_key"),
+    "trigger kind": (
+        node(trigger={"every": "5 seconds"}), "Model counts: trigger {'every': '5 seconds'} is not valid"),
+    "two triggers": (
+        node(trigger={"once": True, "available_now": True}), "Model counts: trigger"),
+    "trigger interval": (
+        node(trigger="1.5 minutes"), "Model counts: trigger '1.5 minutes' is not valid"),
+    "trigger type": (node(trigger=5), "Model counts: trigger 5 is not valid"),
+    "schema change": (
+        node(on_schema_change="sync_all_columns"),
+        "Model counts: on_schema_change 'sync_all_columns' is not supported by streaming_table. "
+        "Allowed: 'fail'"),
+    "misspelt setting": (
+        node(outputmode="complete"),
+        "Model counts: config 'outputmode' is not a streaming_table setting; did you mean "
+        "'output_mode'?"),
+    "watermark keys": (
+        node(watermark={"column": "at", "within": "1 hour"}),
+        "Model counts: watermark {'column': 'at', 'within': '1 hour'} is not valid"),
+    "watermark delay": (
+        node(watermark={"column": "at", "delay": "1.5 hours"}),
+        "Model counts: watermark {'column': 'at', 'delay': '1.5 hours'} is not valid"),
+    "watermark twice": (
+        node(watermark=[{"column": "at", "delay": "1 hour"}, {"column": "at", "delay": "2 hours"}]),
+        "Model counts: watermark names column 'at' twice"),
+    "dedupe": (
+        node(dedupe={"key": "id"}),
+        "Model counts: dedupe {'key': 'id'} is not valid. Give {keys: [<column>, ...], "
+        "within_watermark: true|false}."),
+    "dedupe keys": (node(dedupe={"keys": []}), "Model counts: dedupe {'keys': []} is not valid"),
+    "copy force": (
+        node("loads", "copy_into", sources=[("landing", "events")], force="yes"),
+        "Model loads: force 'yes' is not valid; give true"),
+    "copy without source": (
+        node("loads", "copy_into"),
+        "Model loads: copy_into loads the files of one source declared with meta.stream"),
+}
+
+
+@pytest.mark.parametrize("case", ERRORS)
+def test_a_bad_setting_names_the_model_the_setting_and_what_is_allowed(case):
+    model, message = ERRORS[case]
+
+    with pytest.raises(ConfigError) as raised:
+        read(model, sources=[FILES])
+
+    assert message in str(raised.value)
+
+
+def test_a_shared_checkpoint_names_both_models():
+    first = node("a", checkpoint_location="shared/one")
+    second = node("b", checkpoint_location="shared/one")
+
+    with pytest.raises(ModelConfigError, match="Models a and b resolve to the same checkpoint_location"):
+        read(first, second)
+
+
+def test_copy_into_refuses_a_source_that_is_not_files():
+    kafka = source(format="kafka", bootstrap_servers="localhost:9092", topic="t")
+    model = node("loads", "copy_into", sources=[("landing", "events")])
+
+    with pytest.raises(ModelConfigError, match="copy_into loads files; source landing.events is kafka"):
+        read(model, sources=[kafka])
+
+
+def test_copy_into_refuses_an_archived_source():
+    archived = source(format="json", path="events", schema="id int", archive_to="done")
+    model = node("loads", "copy_into", sources=[("landing", "events")])
+
+    with pytest.raises(ModelConfigError, match="has archive_to, so a streaming reader moves its files"):
+        read(model, sources=[archived])
+
+
+def test_an_archived_source_with_two_streaming_readers_is_refused():
+    archived = source(format="json", path="events", schema="id int", archive_to="done")
+    first = node("bronze", sources=[("landing", "events")])
+    second = node("other", sources=[("landing", "events")])
+
+    with pytest.raises(ModelConfigError, match="Source landing.events has archive_to set and is read "
+                                               "as a stream by bronze, other"):
+        read(first, second, sources=[archived])
+
+
+def test_an_unknown_meta_stream_key_is_an_error_not_ignored():
+    typo = source(format="json", path="events", schema="id int", max_file_per_trigger=1)
+
+    with pytest.raises(StreamSourceConfigError) as raised:
+        read(node(sources=[("landing", "events")]), sources=[typo])
+
+    message = str(raised.value)
+    assert "Source landing.events: meta.stream.max_file_per_trigger is not a setting of json sources" in message
+    assert "max_files_per_trigger" in message and "meta.stream.options" in message
+
+
+def test_every_config_error_is_one_kind_the_adapter_reports():
+    assert issubclass(ModelConfigError, ConfigError) and issubclass(StreamSourceConfigError, ConfigError)
+
+
+# --- one interval grammar, Spark's --------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["500 milliseconds", "2.5 seconds", "1 second", "10 minutes",
+                                  "1 hour", "2 days", "1 week", " 3 MINUTES "])
+def test_intervals_spark_reads(text):
+    assert is_interval(text)
+
+
+@pytest.mark.parametrize("text", ["1.5 minutes", "1.5 days", "0.5 milliseconds", "ten seconds",
+                                  "5", "5 fortnights", "", None])
+def test_intervals_spark_refuses(text):
+    assert not is_interval(text)
+
+
+def test_the_watermark_and_the_trigger_agree_on_intervals():
+    for text in ("2.5 seconds", "2 days"):
+        assert Watermark.from_config("m", {"column": "at", "delay": text}).delay == text
+        assert Trigger.parse(text).interval == text

@@ -1,0 +1,63 @@
+"""Where the lakehouse keeps its parts, from the environment (python_runners/runtime/lakehouse.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from python_runners.runtime.lakehouse import REPO_ROOT, Lakehouse
+
+
+def test_everything_under_the_repositorys_lakehouse_by_default():
+    lakehouse = Lakehouse.from_env({})
+    root = str(REPO_ROOT / ".lakehouse")
+    assert lakehouse == Lakehouse(
+        root=root, warehouse=f"{root}/warehouse", metastore=f"{root}/metastore",
+        checkpoints=f"{root}/checkpoints", landing=f"{root}/landing",
+    )
+    assert (REPO_ROOT / "pyproject.toml").exists()
+
+
+def test_an_empty_variable_counts_as_unset():
+    assert Lakehouse.from_env({"LAKEHOUSE_DIR": "", "LAKEHOUSE_LANDING_DIR": ""}) == Lakehouse.from_env({})
+
+
+def test_a_relative_or_home_root_is_made_absolute(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert Lakehouse.from_env({"LAKEHOUSE_DIR": "data/lh"}).root == str(tmp_path / "data" / "lh")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert Lakehouse.from_env({"LAKEHOUSE_DIR": "~/lh"}).landing == f"{tmp_path}/lh/landing"
+
+
+@pytest.mark.parametrize("variable, part", [
+    ("LAKEHOUSE_WAREHOUSE_DIR", "warehouse"),
+    ("LAKEHOUSE_METASTORE_DIR", "metastore"),
+    ("LAKEHOUSE_CHECKPOINT_DIR", "checkpoints"),
+    ("LAKEHOUSE_LANDING_DIR", "landing"),
+])
+def test_each_part_moves_on_its_own(tmp_path, variable, part):
+    lakehouse = Lakehouse.from_env({"LAKEHOUSE_DIR": str(tmp_path / "lh"), variable: str(tmp_path / "elsewhere")})
+    assert getattr(lakehouse, part) == str(tmp_path / "elsewhere")
+    others = {"warehouse", "metastore", "checkpoints", "landing"} - {part}
+    assert all(getattr(lakehouse, other) == f"{tmp_path}/lh/{other}" for other in others)
+
+
+def test_uris_are_kept_as_they_are():
+    lakehouse = Lakehouse.from_env({"LAKEHOUSE_DIR": "s3a://bucket/lh", "LAKEHOUSE_LANDING_DIR": "file:/mnt/landing/"})
+    assert (lakehouse.root, lakehouse.warehouse) == ("s3a://bucket/lh", "s3a://bucket/lh/warehouse")
+    assert lakehouse.landing == "file:/mnt/landing/"
+    assert lakehouse.landing_path("recordings") == "file:/mnt/landing/recordings"
+
+
+def test_source_paths_resolve_under_landing_unless_absolute_or_a_uri(tmp_path):
+    lakehouse = Lakehouse.from_env({"LAKEHOUSE_DIR": str(tmp_path)})
+    assert lakehouse.landing_path("recordings/2026") == f"{tmp_path}/landing/recordings/2026"
+    assert lakehouse.landing_path("/data/recordings") == "/data/recordings"
+    assert lakehouse.landing_path("abfss://c@a.dfs.core.windows.net/r") == "abfss://c@a.dfs.core.windows.net/r"
+
+
+def test_checkpoint_locations_resolve_under_the_checkpoint_folder(tmp_path):
+    lakehouse = Lakehouse.from_env({"LAKEHOUSE_DIR": str(tmp_path), "LAKEHOUSE_CHECKPOINT_DIR": "s3a://b/cp"})
+    assert lakehouse.checkpoint_path("gold/device_counts") == "s3a://b/cp/gold/device_counts"
+    assert lakehouse.checkpoint_path(str(Path("/cp/x"))) == "/cp/x"

@@ -12,7 +12,7 @@ KAFKA_JARS := .jars-kafka-broker/.complete
 KILLS ?= 20
 SEED ?= 1
 
-.PHONY: setup kafka-jars run lint test serve status stop report chaos cluster-start cluster-run cluster-stop bench bench-run-cost bench-modes bench-latency bench-soak clean
+.PHONY: setup kafka-jars run lint test test-fast test-unit serve status stop report chaos cluster-start cluster-run cluster-stop bench bench-run-cost bench-modes bench-latency bench-soak clean
 
 setup: $(INSTALLED) $(JARS) $(KAFKA_JARS)
 
@@ -42,9 +42,25 @@ run: setup
 lint: $(INSTALLED)
 	$(BIN)/sqlfluff lint models
 	$(BIN)/python -m python_runners lint
+	$(BIN)/ruff check python_runners adapter tests bench
+	@# Import boundaries. The runtime (what runs inside dbt) imports none of ops, infra, demo, testing:
+	@if grep -rnE --include='*.py' '^\s*(from|import)\s+python_runners\.(ops|infra|demo|testing)\b|^\s*from\s+python_runners\s+import\s+.*\b(ops|infra|demo|testing)\b' python_runners/runtime; then \
+		echo "make lint: python_runners/runtime/ must not import python_runners.ops, infra, demo or testing (above)."; exit 1; fi
+	@# The adapter imports the runtime's face only (python_runners/runtime/__init__.py), no module under it:
+	@if grep -rnE --include='*.py' '^\s*(from|import)\s+python_runners\b' adapter | grep -vE '^[^:]+:[0-9]+:\s*(from python_runners import runtime(\s+as\s+\w+)?\s*$$|from python_runners\.runtime import |import python_runners\.runtime(\s+as\s+\w+)?\s*$$)'; then \
+		echo "make lint: adapter/ imports python_runners only through the runtime's face: from python_runners import runtime, or from python_runners.runtime import <name> (above)."; exit 1; fi
 
 test: setup lint
 	$(BIN)/python -m pytest
+
+# All but the slow tiers (pytest.ini's markers: chaos, cluster, kafka, always_on, adapter_suite),
+# which `make test` runs too: unit and core integration tests, under 10 minutes on 2 cores.
+test-fast: setup lint
+	$(BIN)/python -m pytest -m "not (chaos or cluster or kafka or always_on or adapter_suite)"
+
+# Unit tests only: no JVM, no dbt run, a few seconds.
+test-unit: $(INSTALLED)
+	$(BIN)/python -m pytest tests/unit
 
 # Always-on: every streaming model with a processing-time trigger (TRIGGER), failed queries
 # restarted with backoff; `make status` and `make stop` from another shell.

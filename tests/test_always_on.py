@@ -20,6 +20,7 @@ import pytest
 from python_runners.demo.data import land_batch, recordings_folder
 from python_runners.runtime.lakehouse import REPO_ROOT, Lakehouse
 
+pytestmark = pytest.mark.always_on
 DBT = str(Path(sys.executable).with_name("dbt"))
 # Every model under models/ is a streaming table: each keeps its query running.
 SERVING = f"Serving {len(list((REPO_ROOT / 'models').rglob('*.sql')))} streaming queries"

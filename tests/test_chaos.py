@@ -10,6 +10,9 @@ import re
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.chaos
 KILL = re.compile(r"^chaos: kill \d+/3 ")
 VERDICT = re.compile(
     r"^chaos: kills=(\d+) landed=(\d+) lost=(\d+) duplicated=(\d+) gold_matches_recompute=(yes|no)$"

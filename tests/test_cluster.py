@@ -23,6 +23,7 @@ from python_runners.testing.pipeline_process import PipelineProcess
 from python_runners.infra.standalone_cluster import ClusterSettings, alive_workers, master_state, worker_state
 from service_process import ServiceProcess
 
+pytestmark = pytest.mark.cluster
 TIMEOUT = 600
 PORTS = {
     "SPARK_MASTER_PORT": "7177",

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-from functools import partial
 
 import pytest
 

@@ -18,6 +18,7 @@ import pytest
 from python_runners.infra.kafka_broker import KafkaBroker, KafkaBrokerError
 from python_runners.infra.kafka_broker_jars import KafkaBrokerJarsMissingError
 
+pytestmark = pytest.mark.kafka
 PAYLOAD_SCHEMA = "id int, device string, heartbeat double"
 
 

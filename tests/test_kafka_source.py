@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 
@@ -18,6 +17,7 @@ from python_runners.infra.kafka_broker import KafkaBroker
 from dbt_results import failure_messages
 from streaming_projects import write_streaming_project
 
+pytestmark = pytest.mark.kafka
 FIRST, SECOND = 200, 300
 PER_BATCH = 50
 TIMEOUT = 300

@@ -20,6 +20,7 @@ from python_runners.runtime.lakehouse import Lakehouse
 from service_process import ServiceProcess
 from streaming_projects import write_streaming_project
 
+pytestmark = pytest.mark.always_on
 TIMEOUT = 300
 QUERY = "served.checked_events"
 

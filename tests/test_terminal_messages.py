@@ -24,6 +24,7 @@ from python_runners.testing.pipeline_process import DBT, PipelineProcess
 from service_process import ServiceProcess
 from streaming_projects import write_streaming_project
 
+pytestmark = pytest.mark.always_on
 TIMEOUT = 600
 FILES, ROWS_PER_FILE = 12, 4
 

@@ -17,6 +17,7 @@ from dbt.tests.adapter.basic.test_singular_tests_ephemeral import BaseSingularTe
 from dbt.tests.adapter.basic.test_snapshot_check_cols import BaseSnapshotCheckCols
 from dbt.tests.adapter.basic.test_snapshot_timestamp import BaseSnapshotTimestamp
 
+pytestmark = pytest.mark.adapter_suite
 DELTA_EVERYWHERE = {
     "models": {"+file_format": "delta"},
     "seeds": {"+file_format": "delta"},

@@ -32,7 +32,7 @@ from python_runners.runtime.model_config import ModelConfig
 from python_runners.runtime.writes.load_log import Load, LoadLog
 from python_runners.runtime.session import claim_lakehouse_for
 from python_runners.runtime.sources.views import (
-    FILE_FORMATS, StreamSource, StreamSourceConfigError, landing_folder, source_frame,
+    StreamSource, StreamSourceConfigError, landing_folder, source_frame,
 )
 from python_runners.runtime.errors import StreamingModelError, explain
 

@@ -16,7 +16,7 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from python_runners.ops.dbt_invocation import run_dbt  # noqa: E402
+from python_runners.ops.dbt_invocation import run_dbt, target_args  # noqa: E402
 from python_runners.runtime.session import get_or_create_session  # noqa: E402
 
 from bench.overhead_selection import SEED, STREAMING_MODELS, gold_rows  # noqa: E402
@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     session_ready = time.perf_counter()
     result = run_dbt([
         "build", "--select", SEED, *STREAMING_MODELS, "--resource-type", "seed", "--resource-type", "model",
-        "--target-path", args.target_path, "--log-path", args.target_path,
+        *target_args(args.target_path),
     ])
     finished = time.perf_counter()
     execute_s = {

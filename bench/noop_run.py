@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bench.child_process import seconds_since_spawn
 from python_runners.runtime import session
-from python_runners.ops.dbt_invocation import run_dbt
+from python_runners.ops.dbt_invocation import run_dbt, target_args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--setup", action="store_true")
     parser.add_argument("--result", type=Path)
     args = parser.parse_args(argv)
-    paths = ["--target-path", args.target_path, "--log-path", args.target_path]
+    paths = target_args(args.target_path)
     if args.setup:
         from python_runners.demo.pipeline import land
 

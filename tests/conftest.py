@@ -17,7 +17,7 @@ _LAKEHOUSE = Path(tempfile.mkdtemp(prefix="lakehouse-tests-"))
 os.environ["LAKEHOUSE_DIR"] = str(_LAKEHOUSE)
 os.environ.setdefault("SPARK_SHUFFLE_PARTITIONS", "2")
 
-from python_runners.ops.dbt_invocation import invoke_dbt  # noqa: E402
+from python_runners.ops.dbt_invocation import invoke_dbt, target_args  # noqa: E402
 from python_runners.runtime.lakehouse import Lakehouse  # noqa: E402
 from python_runners.runtime.session import get_or_create_session  # noqa: E402
 
@@ -41,7 +41,7 @@ def dbt(spark, tmp_path_factory):
     target = tmp_path_factory.mktemp("dbt-target")
 
     def run(*args: str, project_dir: str | None = None):
-        return invoke_dbt([*args, "--target-path", str(target), "--log-path", str(target)], project_dir)
+        return invoke_dbt([*args, *target_args(target)], project_dir)
 
     return run
 

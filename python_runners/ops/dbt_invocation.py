@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from dbt.cli.main import dbtRunner, dbtRunnerResult
@@ -10,6 +11,11 @@ from dbt_common.events.base_types import EventMsg
 from python_runners.runtime.lakehouse import REPO_ROOT
 
 PROFILES_DIR = REPO_ROOT / "profiles"
+
+
+def target_args(folder: Path | str) -> list[str]:
+    """dbt's target (manifest, run results) and its log file, both in `folder`."""
+    return ["--target-path", str(folder), "--log-path", str(folder)]
 
 
 def invoke_dbt(

@@ -18,7 +18,7 @@ from typing import Iterator
 
 from sqlfluff.core import FluffConfig, Linter
 
-from python_runners.ops.dbt_invocation import run_dbt
+from python_runners.ops.dbt_invocation import run_dbt, target_args
 from python_runners.runtime.errors import ConfigError, cannot_run
 from python_runners.runtime.lakehouse import REPO_ROOT
 from python_runners.runtime.model_config import read_model_config
@@ -45,9 +45,7 @@ class Finding:
 
 def streaming_models(project_dir: Path) -> list[StreamingModel]:
     with tempfile.TemporaryDirectory() as target:
-        manifest = run_dbt(
-            ["parse", "--quiet", "--target-path", target, "--log-path", target], str(project_dir)
-        ).result
+        manifest = run_dbt(["parse", "--quiet", *target_args(target)], str(project_dir)).result
     manifest.build_flat_graph()
     graph = manifest.flat_graph
     return sorted(

@@ -13,6 +13,7 @@ from pyspark.sql import SparkSession
 from bench.rows_read import rows_read_by_run
 from python_runners.runtime import delta_tables
 from python_runners.runtime.errors import explain
+from python_runners.runtime.progress.batch import batches_of
 from python_runners.runtime.writes.streaming import StreamingWrite, start_streaming_write
 
 
@@ -44,10 +45,7 @@ def timed_catch_up(spark: SparkSession, write: StreamingWrite) -> CatchUp:
     except (PySparkException, Py4JJavaError) as error:
         raise explain(write.model, error) from None
     wall_ms = (time.perf_counter() - started) * 1000
-    durations = [
-        progress["durationMs"] for progress in query.recentProgress
-        if "addBatch" in (progress.get("durationMs") or {})
-    ]
+    durations = [batch.durations_ms for batch in batches_of(query)]
     return CatchUp(
         trigger_execution_ms=tuple(int(d["triggerExecution"]) for d in durations),
         add_batch_ms=tuple(int(d["addBatch"]) for d in durations),

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from datetime import datetime
 from pathlib import Path
 
 from python_runners.runtime.lakehouse import ROOT_VARIABLE
@@ -28,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     os.environ[ROOT_VARIABLE] = args.lakehouse
     from python_runners.runtime.lakehouse import Lakehouse
+    from python_runners.runtime.progress.batch import BatchProgress
     from python_runners.runtime.progress.table import table_location
     from python_runners.runtime.session import get_or_create_session
 
@@ -36,12 +36,12 @@ def main(argv: list[str] | None = None) -> int:
     rows = spark.read.format("delta").load(table_location(lakehouse)).select("progress_json").collect()
     batches: dict[str, list[dict]] = {}
     for row in rows:
-        progress = json.loads(row.progress_json)
-        batches.setdefault(progress["name"], []).append({
-            "batch_id": int(progress["batchId"]),
-            "started_at": datetime.fromisoformat(progress["timestamp"].replace("Z", "+00:00")).timestamp(),
-            "input_rows": int(progress.get("numInputRows") or 0),
-            "duration_ms": progress.get("durationMs") or {},
+        batch = BatchProgress.from_progress(row.progress_json)
+        batches.setdefault(batch.query_name, []).append({
+            "batch_id": batch.batch_id,
+            "started_at": batch.timestamp.timestamp(),
+            "input_rows": batch.input_rows,
+            "duration_ms": dict(batch.durations_ms),
         })
     for found in batches.values():
         found.sort(key=lambda batch: batch["batch_id"])

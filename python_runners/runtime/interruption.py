@@ -14,7 +14,7 @@ import sys
 import threading
 from typing import Sequence
 
-from python_runners.runtime.progress import live as live_progress
+from python_runners.runtime.run import StreamingRun
 from python_runners.runtime.session import active_session
 from python_runners.runtime.errors import StreamingModelError
 
@@ -29,7 +29,9 @@ def stop_streams(cause: str) -> list[str]:
     queries = list(spark.streams.active) if spark is not None else []
     if not queries:
         return []
-    live_progress.display().stop_live()
+    run = StreamingRun.current_or_none()
+    if run is not None:
+        run.display.stop_live()  # so that the line below is not drawn over
     for query in queries:
         try:
             query.stop()

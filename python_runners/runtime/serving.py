@@ -20,17 +20,13 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from python_runners.runtime import interruption
-
-from python_runners.runtime.progress import live as live_progress
-
 from python_runners.runtime.progress import status_file as service_status
-
-from python_runners.runtime.progress import recorder as stream_progress
-
+from python_runners.runtime.progress.batch import last_batch
+from python_runners.runtime.progress.recorder import ProgressRecorder
+from python_runners.runtime.run import StreamingRun
 from python_runners.runtime.writes import streaming as streaming_writes
 from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.runtime.own_time import OwnTime
-from python_runners.runtime.progress.table import last_batch
 from python_runners.runtime.errors import StreamingModelError, root_cause
 
 POLL_SECONDS = 0.5
@@ -55,12 +51,13 @@ class ServedQuery:
     batch_at_restart: int = -1
 
     def last_batch(self) -> int:
-        progress = last_batch(self.query)
-        return int(progress["batchId"]) if progress else -1
+        batch = last_batch(self.query)
+        return batch.batch_id if batch else -1
 
 
-def serve_until_stopped(spark: SparkSession, log: Log = print) -> list[str]:
-    """Block while streaming queries run; on a signal stop them between batches.
+def serve_until_stopped(spark: SparkSession, run: StreamingRun, log: Log = print) -> list[str]:
+    """Block while streaming queries run; on a signal stop them between batches. `run`: the
+    run that started them (its recorder and live display; its writes, to restart a failed query).
 
     Returns the names of the queries that were stopped.
     """
@@ -70,7 +67,7 @@ def serve_until_stopped(spark: SparkSession, log: Log = print) -> list[str]:
     stop_requested = threading.Event()
     signals: list[int] = []
     restore = _install_handlers(stop_requested, signals)
-    recorder = stream_progress.recorder(spark)
+    recorder = run.listen(spark)
     status = service_status.StatusFile(Lakehouse.from_env())
     own_time = OwnTime()
     log(f"Serving {len(queries)} streaming queries ({', '.join(q.name for q in queries)}); "
@@ -78,10 +75,10 @@ def serve_until_stopped(spark: SparkSession, log: Log = print) -> list[str]:
     next_flush = time.monotonic() + FLUSH_SECONDS
     next_status = time.monotonic()
     try:
-        with live_progress.shown():
+        with run.display:
             while not stop_requested.is_set():
                 for served in queries:
-                    _supervise(spark, served, log)
+                    _supervise(spark, run, served, log)
                 if time.monotonic() >= next_status:
                     with own_time.timed("status file"):
                         status.write(queries, own_time=_own_time(recorder, own_time),
@@ -108,11 +105,11 @@ def serve_until_stopped(spark: SparkSession, log: Log = print) -> list[str]:
     return [served.name for served in queries]
 
 
-def _own_time(recorder: stream_progress.ProgressRecorder, serving: OwnTime) -> dict:
+def _own_time(recorder: ProgressRecorder, serving: OwnTime) -> dict:
     return {**recorder.own_time.figures(), **serving.figures()}
 
 
-def _supervise(spark: SparkSession, served: ServedQuery, log: Log) -> None:
+def _supervise(spark: SparkSession, run: StreamingRun, served: ServedQuery, log: Log) -> None:
     """Restart a failed query when its pause is over; forget its failures once it completes a batch."""
     if served.query.isActive:
         if served.failures_in_a_row and served.last_batch() > served.batch_at_restart:
@@ -137,7 +134,7 @@ def _supervise(spark: SparkSession, served: ServedQuery, log: Log) -> None:
         return
     if time.monotonic() < served.restart_at:
         return
-    write = streaming_writes.served_writes().get(served.name)
+    write = run.served_write(served.name)
     if write is None:
         raise StreamingModelError(
             f"Query {served.name} failed ({served.last_failure}) and was not started by this "
@@ -169,7 +166,7 @@ class _FailedStart:
         pass
 
 
-def _flush(spark: SparkSession, recorder: stream_progress.ProgressRecorder, log: Log) -> None:
+def _flush(spark: SparkSession, recorder: ProgressRecorder, log: Log) -> None:
     try:
         recorder.flush(spark)
     except Exception as error:  # progress is kept for the next flush; serving goes on

@@ -15,39 +15,40 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from python_runners.runtime.progress.batch import BatchProgress, iso
+
 COLUMNS = ("stream", "batch", "rows in", "rows/s", "batch time", "watermark")
 
 
-def batch_fields(progress: dict) -> tuple[str, str, str, str, str, str]:
-    rate = progress.get("processedRowsPerSecond")
-    duration_ms = int((progress.get("durationMs") or {}).get("triggerExecution") or 0)
-    watermark = (progress.get("eventTime") or {}).get("watermark")
-    if watermark and watermark.startswith("1970-01-01T00:00:00"):
-        watermark = None  # Spark's starting value: no event seen yet
+def batch_fields(progress: Any) -> tuple[str, str, str, str, str, str]:
+    batch = BatchProgress.from_progress(progress)
+    watermark = iso(batch.watermark)
     return (
-        progress.get("name") or progress.get("id") or "?",
-        str(progress.get("batchId")),
-        str(int(progress.get("numInputRows") or 0)),
-        _rate(rate),
-        f"{duration_ms / 1000:.2f} s",
+        batch.label,
+        str(batch.batch_id),
+        str(batch.input_rows),
+        _rate(batch.processed_rows_per_second),
+        "-" if batch.duration_ms is None else f"{batch.duration_ms / 1000:.2f} s",
         watermark.replace("T", " ").replace(".000Z", "Z") if watermark else "-",
     )
 
 
-def _rate(value: Any) -> str:
-    if value is None or float(value) != float(value):  # NaN: no time elapsed
+def _rate(value: Optional[float]) -> str:
+    if value is None:  # no time elapsed
         return "-"
-    return f"{float(value):.1f}" if float(value) < 10 else f"{float(value):.0f}"
+    return f"{value:.1f}" if value < 10 else f"{value:.0f}"
 
 
-def batch_line(progress: dict) -> str:
+def batch_line(progress: Any) -> str:
     stream, batch, rows, rate, duration, watermark = batch_fields(progress)
     line = f"progress {stream} batch {batch}: {rows} rows in, {rate} rows/s, {duration}"
     return line + (f", watermark {watermark}" if watermark != "-" else "")
 
 
 class LiveProgress:
-    """Receives each batch's progress (from any thread) and shows it."""
+    """Receives each batch's progress (from any thread) and shows it. A run has one
+    (python_runners/runtime/run.py): `with run.display:` the live table is up (on a terminal)
+    while the block runs."""
 
     def __init__(self, out: Optional[IO[str]] = None, live: Optional[bool] = None,
                  width: Optional[int] = None):
@@ -85,14 +86,16 @@ class LiveProgress:
                 self._live.stop()
                 self._live = None
 
-    def batch(self, progress: dict) -> None:
-        fields = batch_fields(progress)
+    def batch(self, progress: Any) -> None:
+        """One batch (a BatchProgress, or what BatchProgress.from_progress reads)."""
+        batch = BatchProgress.from_progress(progress)
+        fields = batch_fields(batch)
         with self._lock:
             self._latest[fields[0]] = fields
             if self._live is not None:
                 self._live.update(self._table())
                 return
-        print(batch_line(progress), file=self._out or sys.stdout, flush=True)
+        print(batch_line(batch), file=self._out or sys.stdout, flush=True)
 
     def _table(self) -> Table:
         table = Table(title="streams", title_justify="left")
@@ -115,16 +118,3 @@ def print_summary(summaries: Sequence[Any], out: Optional[IO[str]] = None) -> No
         table.add_row(s.model, str(s.batches), str(s.input_rows), str(s.output_rows), f"{s.seconds:.1f}")
     console = Console(file=out or sys.stdout, width=100)
     console.print(table)
-
-
-_display = LiveProgress()
-
-
-def display() -> LiveProgress:
-    """The process's display: every stream of the session reports to it."""
-    return _display
-
-
-def shown() -> LiveProgress:
-    """`with shown():` the live table is up (on a terminal) while the block runs."""
-    return _display

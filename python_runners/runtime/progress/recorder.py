@@ -1,15 +1,15 @@
 """Every micro-batch's progress, as it happens: shown live and kept in the progress table.
 
-A StreamingQueryListener, installed once per session, hears each query's progress. Each batch
-goes to the live display (python_runners/runtime/progress/live.py) at once and is kept in memory until
-the next flush appends it to the progress table: at the end of a run (on-run-end) and, while
-serving, every few seconds and at stop. Listener events arrive asynchronously, so after a model
-catches up the run waits until the listener has heard all of that query's batches.
+A StreamingQueryListener hears each query's progress; the run (python_runners/runtime/run.py)
+owns it and makes it a listener of the session, once. Each batch, read once (progress/batch.py),
+goes to the run's live display (progress/live.py) at once and is kept in memory until the next
+flush appends it to the progress table: at the end of a run (on-run-end) and, while serving,
+every few seconds and at stop. Listener events arrive asynchronously, so after a model catches up
+the run waits until the listener has heard all of that query's batches.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from typing import Any, Callable, Optional
@@ -18,9 +18,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
 
 from python_runners.runtime.progress import table as progress_table
+from python_runners.runtime.progress.batch import BatchProgress, last_batch
 from python_runners.runtime.own_time import OwnTime
 
-BatchCallback = Callable[[dict], None]
+BatchCallback = Callable[[BatchProgress], None]
 
 
 class ProgressRecorder(StreamingQueryListener):
@@ -31,7 +32,7 @@ class ProgressRecorder(StreamingQueryListener):
         self._flush_lock = threading.Lock()
         self._pending: list[tuple] = []
         self._heard: dict[str, int] = {}  # run id -> last batch id heard
-        self._latest: dict[str, dict] = {}  # query name -> its last batch's progress
+        self._latest: dict[str, BatchProgress] = {}  # query name -> its last batch
         self._on_batch = on_batch
         self._retention_days = retention_days
         self._retention_applied = False
@@ -43,19 +44,26 @@ class ProgressRecorder(StreamingQueryListener):
 
     def onQueryProgress(self, event: Any) -> None:
         with self.own_time.timed("listener"):
-            self.record(json.loads(event.progress.json))
+            self.record(event.progress.json)
 
-    def record(self, progress: dict) -> None:
-        """One progress report (StreamingQueryProgress as JSON); triggers without a batch are skipped."""
-        if not progress_table.ran_a_batch(progress):
+    def show_on(self, on_batch: Optional[BatchCallback]) -> None:
+        """Where each batch goes as it is heard (the run's live display)."""
+        self._on_batch = on_batch
+
+    def record(self, progress: Any) -> None:
+        """One progress report (StreamingQueryProgress as JSON, a dict of it or a BatchProgress);
+        triggers without a batch are skipped."""
+        batch = BatchProgress.from_progress(progress)
+        if not batch.ran_a_batch:
             return
         with self._lock:
-            self._pending.append(progress_table.progress_row(progress))
-            self._heard[progress["runId"]] = int(progress["batchId"])
-            self._latest[progress.get("name") or ""] = progress
+            self._pending.append(progress_table.progress_row(batch))
+            self._heard[batch.run_id or ""] = batch.batch_id
+            self._latest[batch.query_name] = batch
             self._lock.notify_all()
-        if self._on_batch is not None:
-            self._on_batch(progress)
+        on_batch = self._on_batch
+        if on_batch is not None:
+            on_batch(batch)
 
     def onQueryIdle(self, event: Any) -> None:
         pass
@@ -63,18 +71,18 @@ class ProgressRecorder(StreamingQueryListener):
     def onQueryTerminated(self, event: Any) -> None:
         pass
 
-    def latest_batch(self, query_name: str) -> Optional[dict]:
-        """The progress of the query's last batch heard: what `query.recentProgress` would give,
-        without fetching and decoding a hundred progress reports from the JVM."""
+    def latest_batch(self, query_name: str) -> Optional[BatchProgress]:
+        """The query's last batch heard: what `query.recentProgress` would give, without fetching
+        and decoding a hundred progress reports from the JVM."""
         with self._lock:
             return self._latest.get(query_name)
 
     def wait_until_heard(self, query: StreamingQuery, timeout_seconds: float = 30) -> None:
         """Until the listener has heard the last batch the query itself reports."""
-        latest = progress_table.last_batch(query)
+        latest = last_batch(query)
         if latest is None:
             return
-        run_id, last = str(query.runId), int(latest["batchId"])
+        run_id, last = str(query.runId), latest.batch_id
         deadline = time.monotonic() + timeout_seconds
         with self._lock:
             while self._heard.get(run_id, -1) < last and time.monotonic() < deadline:
@@ -97,18 +105,3 @@ class ProgressRecorder(StreamingQueryListener):
                 )
                 self._retention_applied = True
             return written
-
-
-_recorders: dict[int, ProgressRecorder] = {}
-_install_lock = threading.Lock()
-
-
-def recorder(spark: SparkSession, on_batch: Optional[BatchCallback] = None) -> ProgressRecorder:
-    """The session's recorder, installed as a listener on first use (with `on_batch`, if given)."""
-    key = id(spark._jsparkSession)
-    with _install_lock:
-        if key not in _recorders:
-            installed = ProgressRecorder(on_batch)
-            spark.streams.addListener(installed)
-            _recorders[key] = installed
-        return _recorders[key]

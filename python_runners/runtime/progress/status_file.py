@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
 from python_runners.runtime.lakehouse import Lakehouse
-from python_runners.runtime.progress.table import last_batch
+from python_runners.runtime.progress.batch import BatchProgress, iso, last_batch
 
 
 LIVE_STATES = ("starting", "catching up", "serving")
@@ -33,7 +33,7 @@ class StatusFile:
 
     def write(self, queries: Iterable[Any] = (), state: str = "serving",
               model: Optional[str] = None, own_time: Optional[dict] = None,
-              latest: Optional[Callable[[str], Optional[dict]]] = None) -> None:
+              latest: Optional[Callable[[str], Optional[BatchProgress]]] = None) -> None:
         """`queries`: serving.ServedQuery objects; `model`: the one catching up; `own_time`:
         what the service's own code has spent so far (own_time.OwnTime.figures()); `latest`:
         a query name's last batch progress, as the progress listener heard it."""
@@ -62,8 +62,8 @@ def read(lakehouse: Lakehouse) -> Optional[dict]:
     return status
 
 
-def _query_status(served: Any, latest: Optional[Callable[[str], Optional[dict]]]) -> dict:
-    progress = (latest(served.name) if latest else None) or last_batch(served.query) or {}
+def _query_status(served: Any, latest: Optional[Callable[[str], Optional[BatchProgress]]]) -> dict:
+    batch = (latest(served.name) if latest else None) or last_batch(served.query)
     return {
         "name": served.name,
         "active": bool(served.query.isActive),
@@ -71,13 +71,13 @@ def _query_status(served: Any, latest: Optional[Callable[[str], Optional[dict]]]
         "failures_in_a_row": served.failures_in_a_row,
         "last_failure": served.last_failure,
         "last_progress": {
-            "batch_id": progress.get("batchId"),
-            "timestamp": progress.get("timestamp"),
-            "num_input_rows": progress.get("numInputRows"),
-            "processed_rows_per_second": progress.get("processedRowsPerSecond"),
-            "batch_duration_ms": (progress.get("durationMs") or {}).get("triggerExecution"),
-            "watermark": (progress.get("eventTime") or {}).get("watermark"),
-        } if progress else None,
+            "batch_id": batch.batch_id,
+            "timestamp": iso(batch.timestamp),
+            "num_input_rows": batch.input_rows,
+            "processed_rows_per_second": batch.processed_rows_per_second,
+            "batch_duration_ms": batch.duration_ms,
+            "watermark": iso(batch.watermark),
+        } if batch else None,
     }
 
 

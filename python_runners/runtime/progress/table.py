@@ -15,6 +15,7 @@ from typing import Any, Iterable, Mapping, Optional
 from pyspark.sql import SparkSession, functions
 
 from python_runners.runtime.lakehouse import Lakehouse
+from python_runners.runtime.progress.batch import BatchProgress
 
 TABLE_VARIABLE = "STREAM_PROGRESS_TABLE"
 RETENTION_VARIABLE = "STREAM_PROGRESS_RETENTION_DAYS"
@@ -59,38 +60,25 @@ def table_location(lakehouse: Lakehouse, name: Optional[str] = None) -> str:
     return f"{lakehouse.warehouse}/{schema}.db/{table}"
 
 
-def ran_a_batch(progress: Mapping[str, Any]) -> bool:
-    """Spark also reports triggers that found no new data (every 10 s while idle); those are not
-    batches."""
-    return progress.get("batchId") is not None and "addBatch" in (progress.get("durationMs") or {})
-
-
-def last_batch(query: Any) -> Optional[dict]:
-    """The progress of the query's latest batch that ran (its lastProgress may be an idle trigger's)."""
-    batches = [p for p in query.recentProgress or [] if ran_a_batch(p)]
-    return batches[-1] if batches else None
-
-
-def progress_row(progress: Mapping[str, Any]) -> tuple:
-    """One progress event (StreamingQueryProgress as JSON) as a row of the table."""
-    name = progress.get("name") or ""
-    watermark = (progress.get("eventTime") or {}).get("watermark")
-    operators = progress.get("stateOperators") or []
+def progress_row(progress: Any) -> tuple:
+    """One batch's progress (a BatchProgress, or what BatchProgress.from_progress reads) as a row
+    of the table."""
+    batch = BatchProgress.from_progress(progress)
     return (
-        name,
-        name.replace("`", "").split(".")[-1],
-        progress.get("id"),
-        progress.get("runId"),
-        int(progress["batchId"]),
-        _timestamp(progress.get("timestamp")),
-        int(progress.get("numInputRows") or 0),
-        _float(progress.get("inputRowsPerSecond")),
-        _float(progress.get("processedRowsPerSecond")),
-        int((progress.get("durationMs") or {}).get("triggerExecution") or 0),
-        _timestamp(watermark),
-        sum(int(op.get("numRowsDroppedByWatermark") or 0) for op in operators),
-        sum(int(op.get("numRowsTotal") or 0) for op in operators),
-        json.dumps(progress, sort_keys=True),
+        batch.query_name,
+        batch.model,
+        batch.query_id,
+        batch.run_id,
+        batch.batch_id,
+        batch.timestamp,
+        batch.input_rows,
+        batch.input_rows_per_second,
+        batch.processed_rows_per_second,
+        batch.duration_ms,
+        batch.watermark,
+        batch.late_rows,
+        batch.state_rows,
+        json.dumps(batch.raw, sort_keys=True),
         datetime.now(timezone.utc),
     )
 
@@ -129,18 +117,3 @@ def delete_older_than(spark: SparkSession, days: float, name: Optional[str] = No
             f"delete from {name} where batch_timestamp < "
             f"current_timestamp() - make_dt_interval(0, 0, 0, {days * 86400})"
         )
-
-
-def _timestamp(text: Optional[str]) -> Optional[datetime]:
-    """Spark's progress times are UTC ISO-8601 ('2026-11-22T10:00:00.123Z'); kept time-zone aware
-    so that the Python process's own zone plays no part."""
-    if not text:
-        return None
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
-
-
-def _float(value: Any) -> Optional[float]:
-    if value is None:
-        return None
-    number = float(value)
-    return None if number != number else number  # NaN (no time elapsed) -> null

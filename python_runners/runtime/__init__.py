@@ -1,1 +1,68 @@
+"""The runtime's face: what runs inside dbt, as the adapter plugin (adapter/) calls it.
 
+The adapter imports only names from here (`make lint` checks), so the modules below can move and
+split without the plugin noticing. Each name is imported when first used: importing the face
+starts nothing and pulls in no Spark code that a command does not use.
+
+    runtime/            session, lakehouse, model config, triggers, event time, errors
+    runtime/sources/    streaming sources: files, Delta tables, Kafka; their schemas
+    runtime/writes/     streaming writes into Delta: append, complete, update (MERGE), copy_into
+    runtime/progress/   batch progress: live view, progress table, status file
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_FACE = {
+    # errors: every one the person running dbt should read derives from StreamingError
+    "StreamingError": "errors",
+    "ConfigError": "errors",
+    # the Spark session and the lakehouse it works in
+    "DEFAULT_MASTER": "session",
+    "get_or_create_session": "session",
+    "start_in_background": "session",
+    "Lakehouse": "lakehouse",
+    # a model's config, read once
+    "STREAMING_MATERIALIZATIONS": "model_config",
+    "ModelConfig": "model_config",
+    "read_model_config": "model_config",
+    "source_stream_meta": "model_config",
+    # sources, and the temp views models read them through
+    "StreamSource": "sources.views",
+    "SourceViews": "sources.views",
+    # a model's query, its write and its table
+    "create_stream_view": "model_query",
+    "without_empty_refs": "model_query",
+    "StreamingWrite": "writes.streaming",
+    "run_streaming_write": "writes.streaming",
+    "CopyInto": "writes.copy_into",
+    "copy_source_view": "writes.copy_into",
+    "run_copy_into": "writes.copy_into",
+    "create_table_if_missing": ("delta_tables", "create_if_missing"),
+    "drop_table_if_exists": ("delta_tables", "drop_if_exists"),
+    "delete_checkpoint": ("checkpoints", "delete"),
+    # what dbt docs shows of a streaming table
+    "catalog_stats": "catalog",
+    "table_properties": "catalog",
+    # the run: Ctrl-C, served queries, progress
+    "StreamingRun": "run",
+    "reset_interruption": ("interruption", "reset"),
+    "stop_streams_on_interrupt": ("interruption", "stop_streams"),
+    "serve_until_stopped": "serving",
+    "stop_all_streams": ("serving", "stop_all"),
+}
+
+__all__ = sorted(_FACE)
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        where = _FACE[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    module, attribute = where if isinstance(where, tuple) else (where, name)
+    value = getattr(import_module(f"{__name__}.{module}"), attribute)
+    globals()[name] = value
+    return value

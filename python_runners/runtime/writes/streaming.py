@@ -15,14 +15,14 @@ from python_runners.runtime import checkpoints
 from python_runners.runtime import delta_tables
 from python_runners.runtime.sources import initial_snapshot
 from python_runners.runtime import interruption
-from python_runners.runtime.progress import live as live_progress
-from python_runners.runtime.progress import recorder as stream_progress
+from python_runners.runtime.progress.batch import batches_of
+from python_runners.runtime.run import StreamingRun
 from python_runners.runtime import catalog as streaming_catalog
 from python_runners.runtime.event_time import Dedupe
 from python_runners.runtime.writes.idempotent_batches import appending_once
 from python_runners.runtime.writes.merge import merge_writer
 from python_runners.runtime.session import claim_lakehouse_for
-from python_runners.runtime.model_config import OUTPUT_MODES
+from python_runners.runtime.model_config import ModelConfig
 from python_runners.runtime.errors import StreamingModelError, explain
 from python_runners.runtime.triggers import Trigger
 
@@ -42,6 +42,24 @@ class StreamingWrite:
     unique_key: Sequence[str] = ()
     append_new_columns: bool = False  # on_schema_change: append_new_columns
     documented: Mapping[str, str] = field(default_factory=dict)  # table properties for the docs
+
+    @classmethod
+    def of_model(cls, config: ModelConfig, source_view: str, target_table: str) -> "StreamingWrite":
+        """The write a streaming_table model's checked config asks for."""
+        return cls(
+            model=config.model,
+            source_view=source_view,
+            target_table=target_table,
+            output_mode=config.output_mode,
+            trigger=config.trigger,
+            checkpoint=config.checkpoint,
+            partition_by=config.partition_by,
+            table_properties=dict(config.tblproperties),
+            dedupe=config.dedupe,
+            unique_key=config.unique_key,
+            append_new_columns=config.append_new_columns,
+            documented=config.documented(),
+        )
 
     @property
     def query_name(self) -> str:
@@ -76,9 +94,10 @@ def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSum
     same checkpoint.
     """
     started = time.monotonic()
-    progress = stream_progress.recorder(spark, on_batch=live_progress.display().batch)
+    run = StreamingRun.current()
+    progress = run.listen(spark)
     before = delta_tables.snapshot(spark, write.target_table)
-    with live_progress.shown():
+    with run.display:
         catch_up = start_streaming_write(
             spark, replace(write, trigger=write.trigger.catch_up()), table_exists=before.exists
         )
@@ -101,17 +120,8 @@ def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSum
     if write.trigger.runs_until_caught_up:
         return summary
     served = start_streaming_write(spark, write, table_exists=True)
-    _served[write.query_name] = write
+    run.keep_serving(write)  # so that serving can start it again from its checkpoint
     return replace(summary, running=served.isActive)
-
-
-# Queries left running (processing-time triggers) by what started them, so a failed one can be
-# started again from its checkpoint while serving.
-_served: dict[str, StreamingWrite] = {}
-
-
-def served_writes() -> dict[str, StreamingWrite]:
-    return dict(_served)
 
 
 def start_streaming_write(
@@ -120,16 +130,6 @@ def start_streaming_write(
     """Start the model's query; `table_exists` when the caller already knows it."""
     if table_exists is None:
         table_exists = spark.catalog.tableExists(write.target_table)
-    if write.output_mode not in OUTPUT_MODES:
-        raise StreamingModelError(
-            f"Model {write.model}: output_mode {write.output_mode!r} is not one of {OUTPUT_MODES}."
-        )
-    if write.output_mode == "update" and not write.unique_key:
-        raise StreamingModelError(
-            f"Model {write.model}: output_mode 'update' merges each batch's changed rows into "
-            f"the table and needs unique_key: the columns that identify a row (e.g. the GROUP BY "
-            f"columns, window included)."
-        )
     _refuse_running_twice(spark, write)
     interruption.refuse_if_interrupted(write.model)
     claim_lakehouse_for(write.model)
@@ -168,18 +168,15 @@ def start_streaming_write(
 
 def summarise(model: str, query: StreamingQuery, written: int, seconds: float) -> StreamSummary:
     """What this run did; rows written come from the Delta commits (the sink reports -1)."""
-    progress = [p for p in query.recentProgress if p.get("batchId") is not None]
+    batches = batches_of(query)
     return StreamSummary(
         model=model,
-        batches=len([p for p in progress if "addBatch" in (p.get("durationMs") or {})]),
-        input_rows=sum(int(p.get("numInputRows", 0)) for p in progress),
+        batches=len(batches),
+        input_rows=sum(batch.input_rows for batch in batches),
         output_rows=written,
         seconds=round(seconds, 3),
         running=query.isActive,
-        late_rows=sum(
-            int(operator.get("numRowsDroppedByWatermark", 0))
-            for p in progress for operator in p.get("stateOperators") or []
-        ),
+        late_rows=sum(batch.late_rows for batch in batches),
     )
 
 

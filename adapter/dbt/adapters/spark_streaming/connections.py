@@ -16,15 +16,13 @@ from dbt.adapters.spark.connections import (
     SparkCredentials,
 )
 
-from python_runners.runtime import interruption
-from python_runners.runtime.run_lock import LakehouseBusyError
-from python_runners.runtime.session import DEFAULT_MASTER, get_or_create_session, start_in_background
-from python_runners.runtime.sources.views import SourceViews, StreamSourceConfigError
+from dbt.adapters.spark_streaming.errors import as_dbt_error
+from python_runners import runtime
 
 
 @dataclass
 class SparkStreamingCredentials(SparkCredentials):
-    master: str = DEFAULT_MASTER
+    master: str = runtime.DEFAULT_MASTER
     # A shared Hive metastore's JDBC URL (e.g. the `cluster` target's PostgreSQL); none: Derby.
     metastore_url: Optional[str] = None
 
@@ -61,7 +59,7 @@ _COMMANDS_THAT_RUN_SQL = frozenset({
 
 
 def session_for(credentials: SparkStreamingCredentials):
-    return get_or_create_session(**_session_settings(credentials))
+    return runtime.get_or_create_session(**_session_settings(credentials))
 
 
 def _session_settings(credentials: SparkStreamingCredentials) -> dict[str, Any]:
@@ -81,11 +79,14 @@ class SparkStreamingConnectionManager(SparkConnectionManager):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        interruption.reset()  # one per dbt invocation: an earlier one's Ctrl-C is over
-        # Also one per invocation: the meta.stream source views source() named while rendering.
-        self.source_views = SourceViews()
+        runtime.reset_interruption()  # one per dbt invocation: an earlier one's Ctrl-C is over
+        # Also one per invocation: the meta.stream source views source() named while rendering,
+        # and the run's streaming state (live display, progress listener, summaries, served
+        # queries), which starts here, before any model, so that it is not whoever comes first.
+        self.source_views = runtime.SourceViews()
+        self.streaming_run = runtime.StreamingRun.start()
         if _command_runs_sql():
-            start_in_background(**_session_settings(self.profile.credentials))
+            runtime.start_in_background(**_session_settings(self.profile.credentials))
 
     def register_source_views(self, sql: str) -> list[str]:
         """Register the source views this SQL reads (declared by source(), not registered yet in
@@ -95,8 +96,8 @@ class SparkStreamingConnectionManager(SparkConnectionManager):
         credentials: SparkStreamingCredentials = self.profile.credentials  # type: ignore
         try:
             return self.source_views.register_named_in(lambda: session_for(credentials), sql)
-        except (StreamSourceConfigError, LakehouseBusyError) as error:
-            raise DbtRuntimeError(str(error)) from None
+        except runtime.StreamingError as error:
+            raise as_dbt_error(error) from None
 
     def add_query(self, sql: str, *args: Any, **kwargs: Any) -> Tuple[Connection, Any]:
         # Every statement dbt runs (tables, views, incremental models, tests, `dbt show`, hooks)
@@ -110,8 +111,8 @@ class SparkStreamingConnectionManager(SparkConnectionManager):
             credentials: SparkStreamingCredentials = connection.credentials  # type: ignore
             try:
                 session_for(credentials)
-            except LakehouseBusyError as busy:
-                raise DbtRuntimeError(str(busy)) from None
+            except runtime.StreamingError as error:
+                raise as_dbt_error(error) from None
         return super().open(connection)
 
     @contextmanager
@@ -131,5 +132,5 @@ class SparkStreamingConnectionManager(SparkConnectionManager):
     def cancel_open(self) -> list[str]:
         """dbt cancels the open connections on Ctrl-C (and --fail-fast): here, streams run on them."""
         if isinstance(sys.exc_info()[1], KeyboardInterrupt):  # called while dbt handles it
-            interruption.stop_streams("Ctrl-C")
+            runtime.stop_streams_on_interrupt("Ctrl-C")
         return super().cancel_open()

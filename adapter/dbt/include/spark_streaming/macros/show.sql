@@ -1,10 +1,11 @@
 {#
   `dbt show --select <model>` runs the model's compiled SQL with a limit. A streaming model's SQL
   reads streams, which only a streaming write can run, so for streaming_table and copy_into
-  models `dbt show` shows the rows of the model's table instead. Replaces dbt's own get_show_sql
-  (which is not dispatched); other nodes get what dbt's does.
+  models `dbt show` shows the rows of the model's table instead. dbt's get_show_sql is not
+  dispatched, but the limit it wraps the SQL in is (get_limit_sql): this is that, for the
+  spark_streaming adapter; other nodes get dbt's own.
 #}
-{% macro get_show_sql(compiled_code, sql_header, limit) %}
+{% macro spark_streaming__get_limit_sql(sql, limit) %}
     {%- set materialized = model.get('config', {}).get('materialized') if model is mapping else none -%}
     {%- if materialized in ['streaming_table', 'copy_into'] and model.get('resource_type') == 'model' -%}
         {%- if load_relation(this) is none -%}
@@ -14,10 +15,7 @@
                 ~ "`dbt run --select +" ~ model['name'] ~ "`."
             ) }}
         {%- endif -%}
-        {%- set compiled_code = 'select * from ' ~ this.render() -%}
+        {%- set sql = 'select * from ' ~ this.render() -%}
     {%- endif -%}
-    {%- if sql_header is not none -%}
-    {{ sql_header }}
-    {%- endif %}
-    {{ get_limit_subquery_sql(compiled_code, limit) }}
+    {{ default__get_limit_sql(sql, limit) }}
 {% endmacro %}

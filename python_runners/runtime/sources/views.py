@@ -93,11 +93,6 @@ class StreamSource:
                 f"Source {name}: meta.stream.create_path is {create_path!r}; give true (create the "
                 "folder when it does not exist) or false (the default: a missing folder is an error)."
             )
-        if create_path and fmt not in FILE_FORMATS:
-            raise StreamSourceConfigError(
-                f"Source {name}: meta.stream.create_path creates a landing folder and works for file "
-                f"sources ({', '.join(FILE_FORMATS)}) only; remove it."
-            )
         if fmt == "kafka":
             try:
                 options = kafka_options(name, meta)
@@ -122,11 +117,6 @@ class StreamSource:
         if fmt in FILE_FORMATS:
             evolution = _schema_evolution(name, fmt, meta, options, rescued)
         archive_to = meta.get("archive_to")
-        if archive_to and fmt not in FILE_FORMATS:
-            raise StreamSourceConfigError(
-                f"Source {name}: meta.stream.archive_to moves processed files away and works for "
-                f"file sources ({', '.join(FILE_FORMATS)}) only; remove it."
-            )
         return cls(
             name=name, format=fmt, path=str(meta["path"]), schema=meta.get("schema"),
             options=options, rescued_data_column=rescued, schema_evolution=evolution,

@@ -9,13 +9,13 @@ from typing import Any, Callable, TypeVar
 
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
-from python_runners.runtime import ConfigError, StreamingError
+from python_runners import runtime
 
 Method = TypeVar("Method", bound=Callable[..., Any])
 
 
-def as_dbt_error(error: StreamingError) -> DbtRuntimeError:
-    if isinstance(error, ConfigError):
+def as_dbt_error(error: "runtime.StreamingError") -> DbtRuntimeError:
+    if isinstance(error, runtime.ConfigError):
         return CompilationError(str(error))
     return DbtRuntimeError(str(error))
 
@@ -27,7 +27,7 @@ def reported_to_dbt(method: Method) -> Method:
     def calling(*args: Any, **kwargs: Any) -> Any:
         try:
             return method(*args, **kwargs)
-        except StreamingError as error:
+        except runtime.StreamingError as error:
             raise as_dbt_error(error) from None
 
     return calling  # type: ignore[return-value]

@@ -8,10 +8,17 @@ from typing import Mapping
 
 from python_runners.runtime.lakehouse import REPO_ROOT
 
+# An always-on project's hook: a run ends serving its streaming queries instead of stopping them.
+SERVE_AFTER_RUN = 'on-run-end:\n  - "{{ serve_streaming_queries() }}"\n'
 
-def write_streaming_project(root: Path, name: str, schema: str, models: Mapping[str, str]) -> Path:
-    """A project `name` whose models (name: SQL) are streaming tables in `schema`."""
-    (root / "models").mkdir()
+
+def write_streaming_project(
+    root: Path, name: str, schema: str, models: Mapping[str, str], sources: str = "",
+    serve_after_run: bool = False,
+) -> Path:
+    """A project `name` whose models (name: SQL) are streaming tables in `schema`; `sources`: its
+    models/sources.yml; `serve_after_run`: with SERVE_AFTER_RUN."""
+    (root / "models").mkdir(parents=True)
     (root / "dbt_project.yml").write_text(textwrap.dedent(f"""
         name: {name}
         config-version: 2
@@ -21,7 +28,10 @@ def write_streaming_project(root: Path, name: str, schema: str, models: Mapping[
           {name}:
             +materialized: streaming_table
             +schema: {schema}
-    """))
+    """) + (SERVE_AFTER_RUN if serve_after_run else ""))
     for model, sql in models.items():
         (root / "models" / f"{model}.sql").write_text(sql + "\n")
+    if sources:
+        (root / "models" / "sources.yml").write_text(sources)
     return root
+

@@ -4,13 +4,12 @@ type in json and csv files, and fields outside the schema (rescued with their JS
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 
 import pytest
 
 from dbt_results import failure_messages, rows_processed
+from python_runners.testing.landing import land_json_lines, land_text, landing_folder
 from streaming_projects import write_streaming_project
 
 SCHEMA = "bad_input"
@@ -82,16 +81,7 @@ MODELS = {
 @pytest.fixture(scope="module")
 def project(tmp_path_factory, spark):
     root = tmp_path_factory.mktemp("bad_input_project")
-    write_streaming_project(root, "bad_input", SCHEMA, MODELS)
-    (root / "models" / "sources.yml").write_text(SOURCES)
-    return str(root)
-
-
-def land(lakehouse, folder: str, name: str, text: str) -> None:
-    path = Path(lakehouse.landing_path(folder))
-    path.mkdir(parents=True, exist_ok=True)
-    (path / f".{name}.tmp").write_text(text)
-    os.replace(path / f".{name}.tmp", path / name)
+    return str(write_streaming_project(root, "bad_input", SCHEMA, MODELS, SOURCES))
 
 
 def rows(spark, model: str, columns: str, order: str = "id") -> list[tuple]:
@@ -109,7 +99,7 @@ def missing_folder_message(lakehouse) -> str:
 
 
 def test_a_csv_value_of_the_wrong_type_keeps_its_line_for_the_quarantine(dbt, project, spark, lakehouse):
-    land(lakehouse, "bad_input_csv", "a.csv", "id,kind\n1,x\n2,y\nabc,z\n3,w\n")
+    land_text(landing_folder(lakehouse, "bad_input_csv"), "a.csv", "id,kind\n1,x\n2,y\nabc,z\n3,w\n")
 
     result = dbt("run", "--select", "csv_readings+", project_dir=project)
 
@@ -131,7 +121,7 @@ def test_json_keeps_bad_lines_and_rescues_new_fields_with_their_types(dbt, proje
          "nested": {"a": [1, "x", False]}, "list": [1, {"b": 2}], "text": "t"},
         {"id": "abc", "kind": "mistyped"},
     ]
-    land(lakehouse, "bad_input_json", "a.json", "".join(json.dumps(line) + "\n" for line in lines))
+    land_json_lines(landing_folder(lakehouse, "bad_input_json"), "a.json", lines)
 
     result = dbt("run", "--select", "json_readings", project_dir=project)
 

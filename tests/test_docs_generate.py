@@ -40,9 +40,7 @@ MODELS = {
 @pytest.fixture(scope="module")
 def project(tmp_path_factory, spark, lakehouse):
     root = tmp_path_factory.mktemp("docs_project")
-    write_streaming_project(root, "docs_project", "documented", MODELS)
-    (root / "models" / "sources.yml").write_text(SOURCES)
-    return str(root)
+    return str(write_streaming_project(root, "docs_project", "documented", MODELS, SOURCES))
 
 
 def stats(catalog, model: str) -> dict:

@@ -7,13 +7,13 @@ Each source lands in a folder of its own under the test lakehouse's landing fold
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 
 from dbt_results import failure_messages, node_results, rows_processed
+from python_runners.testing.landing import land_json_lines, land_text, landing_folder
 from streaming_projects import write_streaming_project
 
 SOURCES = """
@@ -69,21 +69,7 @@ MODELS = {
 @pytest.fixture(scope="module")
 def project(tmp_path_factory, spark):
     root = tmp_path_factory.mktemp("file_ingestion_project")
-    write_streaming_project(root, "file_ingestion", "ingested", MODELS)
-    (root / "models" / "sources.yml").write_text(SOURCES)
-    return str(root)
-
-
-def landing(lakehouse, folder: str) -> Path:
-    path = Path(lakehouse.landing_path(folder))
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def write_json_lines(folder: Path, name: str, rows: list[dict]) -> None:
-    hidden = folder / f".{name}.tmp"
-    hidden.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    os.replace(hidden, folder / name)
+    return str(write_streaming_project(root, "file_ingestion", "ingested", MODELS, SOURCES))
 
 
 def run(dbt, project, model: str):
@@ -99,9 +85,9 @@ def table_rows(spark, model: str, columns: str) -> list[tuple]:
 
 
 def test_ten_thousand_files_go_in_a_thousand_per_batch_and_never_twice(dbt, project, spark, lakehouse):
-    folder = landing(lakehouse, "ingest_many")
+    folder = landing_folder(lakehouse, "ingest_many")
     for i in range(10_000):
-        (folder / f"f{i:05d}.json").write_text(json.dumps({"id": i, "kind": "small"}) + "\n")
+        land_json_lines(folder, f"f{i:05d}.json", [{"id": i, "kind": "small"}])
 
     result = run(dbt, project, "many_files")
 
@@ -109,7 +95,7 @@ def test_ten_thousand_files_go_in_a_thousand_per_batch_and_never_twice(dbt, proj
     assert "STREAMED 10000 rows in, 10000 written, 10 batches" in message(result, "many_files")
 
     for i in range(10_000, 10_003):
-        (folder / f"f{i:05d}.json").write_text(json.dumps({"id": i, "kind": "late"}) + "\n")
+        land_json_lines(folder, f"f{i:05d}.json", [{"id": i, "kind": "late"}])
     result = run(dbt, project, "many_files")
 
     assert result.success, failure_messages(result)
@@ -119,12 +105,12 @@ def test_ten_thousand_files_go_in_a_thousand_per_batch_and_never_twice(dbt, proj
 
 
 def test_a_new_column_is_added_to_an_inferred_schema_and_nothing_is_lost(dbt, project, spark, lakehouse):
-    folder = landing(lakehouse, "ingest_evolving")
-    write_json_lines(folder, "a.json", [{"id": 1, "kind": "x"}, {"id": 2, "kind": "y"}])
+    folder = landing_folder(lakehouse, "ingest_evolving")
+    land_json_lines(folder, "a.json", [{"id": 1, "kind": "x"}, {"id": 2, "kind": "y"}])
     result = run(dbt, project, "evolving_files")
     assert result.success, failure_messages(result)
 
-    write_json_lines(folder, "b.json", [{"id": 3, "kind": "z", "battery": 87}])
+    land_json_lines(folder, "b.json", [{"id": 3, "kind": "z", "battery": 87}])
     result = run(dbt, project, "evolving_files")
 
     assert result.success, failure_messages(result)
@@ -139,11 +125,11 @@ def test_a_new_column_is_added_to_an_inferred_schema_and_nothing_is_lost(dbt, pr
 
 
 def test_a_new_column_in_a_declared_schema_stops_the_run_naming_it(dbt, project, spark, lakehouse):
-    folder = landing(lakehouse, "ingest_strict")
-    write_json_lines(folder, "a.json", [{"id": 1, "kind": "x"}])
+    folder = landing_folder(lakehouse, "ingest_strict")
+    land_json_lines(folder, "a.json", [{"id": 1, "kind": "x"}])
     assert run(dbt, project, "strict_files").success
 
-    write_json_lines(folder, "b.json", [{"id": 2, "kind": "y", "firmware": "2.1"}])
+    land_json_lines(folder, "b.json", [{"id": 2, "kind": "y", "firmware": "2.1"}])
     result = run(dbt, project, "strict_files")
 
     assert not result.success
@@ -154,11 +140,11 @@ def test_a_new_column_in_a_declared_schema_stops_the_run_naming_it(dbt, project,
 
 
 def test_processed_files_are_archived_and_read_once(dbt, project, spark, lakehouse):
-    folder = landing(lakehouse, "ingest_archived")
-    (folder / "one.csv").write_text("id,kind\n1,a\n2,b\n")
-    (folder / "two.csv").write_text("id,kind\n3,c\n")
+    folder = landing_folder(lakehouse, "ingest_archived")
+    land_text(folder, "one.csv", "id,kind\n1,a\n2,b\n")
+    land_text(folder, "two.csv", "id,kind\n3,c\n")
     assert run(dbt, project, "archived_files").success
-    (folder / "three.csv").write_text("id,kind\n4,d\n")
+    land_text(folder, "three.csv", "id,kind\n4,d\n")
     result = run(dbt, project, "archived_files")
 
     assert result.success, failure_messages(result)
@@ -170,7 +156,7 @@ def test_processed_files_are_archived_and_read_once(dbt, project, spark, lakehou
 
 
 def test_parquet_schema_is_inferred_from_the_files(dbt, project, spark, lakehouse, tmp_path):
-    folder = landing(lakehouse, "ingest_parquet")
+    folder = landing_folder(lakehouse, "ingest_parquet")
     written = tmp_path / "parquet"
     spark.createDataFrame([(1, 2.5), (2, 3.5)], "id long, reading double").coalesce(1) \
         .write.parquet(str(written))

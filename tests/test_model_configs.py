@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from dbt_results import failure_messages, node_results, rows_processed
+from python_runners.testing.landing import land_json_lines, landing_folder
 from streaming_projects import write_streaming_project
 
 MODELS = {
@@ -97,16 +98,13 @@ sources:
 def errors_project(tmp_path_factory, spark, lakehouse):
     """A small dbt project using this repository's macros, over a Delta table of 6 events."""
     root = tmp_path_factory.mktemp("errors_project")
-    write_streaming_project(root, "model_errors", "fixtures_out", MODELS)
-    (root / "models" / "sources.yml").write_text(SOURCES)
+    write_streaming_project(root, "model_errors", "fixtures_out", MODELS, SOURCES)
 
     spark.sql("create schema if not exists fixtures")
     spark.sql("create or replace table fixtures.events (id int, kind string) using delta")
     spark.sql("insert into fixtures.events values (1,'a'),(2,'b'),(3,'a'),(4,'c'),(5,'a'),(6,'b')")
-    landed = lakehouse.landing_path("fixture_events")
-    os.makedirs(landed, exist_ok=True)
-    with open(f"{landed}/events.json", "w") as out:
-        out.write('{"id": 1, "kind": "a"}\n{"id": 2, "kind": "b"}\n')
+    land_json_lines(landing_folder(lakehouse, "fixture_events"), "events.json",
+                    [{"id": 1, "kind": "a"}, {"id": 2, "kind": "b"}])
     return str(root)
 
 

@@ -4,11 +4,8 @@ table; old progress removed after the retention period."""
 from __future__ import annotations
 
 import io
-import json
-import os
 import time
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
 
@@ -16,6 +13,7 @@ from dbt_results import failure_messages
 from python_runners.runtime.progress import table as progress_table
 from python_runners.runtime.progress.live import LiveProgress
 from python_runners.runtime.progress.recorder import ProgressRecorder
+from python_runners.testing.landing import land_json_lines, landing_folder
 from streaming_projects import write_streaming_project
 
 SOURCES = """
@@ -40,22 +38,13 @@ def project(tmp_path_factory, spark):
     root = tmp_path_factory.mktemp("progress_project")
     write_streaming_project(root, "progress_project", "progress", {
         "counted_readings": "select id from {{ source('files', 'readings') }}",
-    })
-    (root / "models" / "sources.yml").write_text(SOURCES)
-    (root / "dbt_project.yml").write_text(
-        (root / "dbt_project.yml").read_text() + 'on-run-end:\n  - "{{ serve_streaming_queries() }}"\n'
-    )
+    }, SOURCES, serve_after_run=True)
     return str(root)
 
 
 def land(lakehouse, name: str, ids: range, modified: float) -> None:
     """A file whose modification time orders it (Spark's file source takes files oldest first)."""
-    folder = Path(lakehouse.landing_path("progress_readings"))
-    folder.mkdir(parents=True, exist_ok=True)
-    hidden = folder / f".{name}"
-    hidden.write_text("".join(json.dumps({"id": i}) + "\n" for i in ids))
-    os.utime(hidden, (modified, modified))
-    os.replace(hidden, folder / name)
+    land_json_lines(landing_folder(lakehouse, "progress_readings"), name, ({"id": i} for i in ids), modified)
 
 
 def test_every_batch_is_shown_and_lands_in_the_progress_table(dbt, project, spark, lakehouse, capsys):

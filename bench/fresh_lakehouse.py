@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 from python_runners.runtime import run_lock
-from python_runners.runtime.lakehouse import REPO_ROOT, ROOT_VARIABLE
+from python_runners.runtime.lakehouse import REPO_ROOT
+from python_runners.testing.separate_lakehouse import use_separate_lakehouse
 
 BENCH_ROOT = REPO_ROOT / ".lakehouse" / "bench"
 
@@ -41,5 +41,5 @@ def use_fresh_bench_lakehouse(name: str) -> str:
             shutil.rmtree(entry)
         else:
             entry.unlink()
-    os.environ[ROOT_VARIABLE] = str(folder)
+    use_separate_lakehouse(folder)
     return str(folder)

@@ -7,14 +7,10 @@ process without Spark can watch a table that another process writes.
 from __future__ import annotations
 
 import json
-import os
-import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from python_runners.runtime.writes.batch_marks import recorded_batch_in
-
-_COMMIT_FILE = re.compile(r"^(\d{20})\.json$")
+from python_runners.testing.delta_log import CommitFile, commit_files
 
 
 @dataclass(frozen=True)
@@ -26,22 +22,12 @@ class Commit:
 
 
 def commits(table_path: str, column: str, after_version: int = -1) -> list[Commit]:
-    log = Path(table_path) / "_delta_log"
-    if not log.is_dir():
-        return []
-    found = []
-    for name in sorted(os.listdir(log)):
-        match = _COMMIT_FILE.match(name)
-        if not match or int(match.group(1)) <= after_version:
-            continue
-        path = log / name
-        found.append(_commit(int(match.group(1)), path, column))
-    return found
+    return [_commit(commit, column) for commit in commit_files(table_path, after_version)]
 
 
-def _commit(version: int, commit_file: Path, column: str) -> Commit:
+def _commit(commit: CommitFile, column: str) -> Commit:
     values = []
-    actions = [json.loads(line) for line in commit_file.read_text().splitlines()]
+    actions = commit.actions()
     for action in actions:
         add = action.get("add")
         if add and add.get("stats"):
@@ -50,4 +36,4 @@ def _commit(version: int, commit_file: Path, column: str) -> Commit:
                 values.append(value)
     recorded = recorded_batch_in(actions)
     batch_id = recorded[1] if recorded else None
-    return Commit(version, commit_file.stat().st_mtime, max(values, default=None), batch_id)
+    return Commit(commit.version, commit.written_at, max(values, default=None), batch_id)

@@ -16,10 +16,7 @@ time its own code took (listener, progress flush, status file).
 from __future__ import annotations
 
 import json
-import os
-import signal
 import statistics
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -28,10 +25,13 @@ from pathlib import Path
 from bench.child_process import run_child
 from bench.gold_commits import Commit, commits
 from bench.fresh_lakehouse import empty_folder
-from python_runners.demo.data import FIRST_BATCH_EPOCH, RECORDINGS_FOLDER, STATUS_FOLDER, write_atomically
+from python_runners.demo.data import FIRST_BATCH_EPOCH, RECORDINGS_FOLDER, STATUS_FOLDER
 from python_runners.runtime.progress import status_file as service_status
-from python_runners.runtime.lakehouse import REPO_ROOT, ROOT_VARIABLE, Lakehouse
-from python_runners.testing.pipeline_process import DBT
+from python_runners.runtime.lakehouse import Lakehouse
+from python_runners.testing.dbt_process import dbt_command
+from python_runners.testing.landing import land_json_lines
+from python_runners.testing.separate_lakehouse import separate_lakehouse_env
+from python_runners.testing.service_process import ServiceProcess
 
 HOPS = (("bronze_recordings", "bronze.db"), ("silver_recordings", "silver.db"), ("device_counts", "gold.db"))
 MODELS = tuple(model for model, _schema in HOPS)
@@ -39,6 +39,7 @@ FIRST_DEVICE = 1000
 RECORDS_PER_FILE = 10
 READY_TIMEOUT_S = 600
 VISIBLE_TIMEOUT_S = 300
+STOP_TIMEOUT_S = 300  # `service stop` from another process
 
 
 @dataclass(frozen=True)
@@ -52,33 +53,26 @@ def measure_latency(trigger: str, landings: int, interval_s: float, log_dir: Pat
     """With `all_models`, every model of the demo serves (nine queries); else the three of MODELS."""
     name = "latency_all_models" if all_models else "latency"
     root = empty_folder(name)
-    env = {**os.environ, ROOT_VARIABLE: str(root)}
+    env = separate_lakehouse_env(root)
     lakehouse = Lakehouse.from_env(env)
     gold = f"{lakehouse.warehouse}/gold.db/device_counts"
     landing = Path(lakehouse.landing_path(RECORDINGS_FOLDER))
     landing.mkdir(parents=True)
     Path(lakehouse.landing_path(STATUS_FOLDER)).mkdir(parents=True)  # the other source, kept empty
 
-    seed_log = log_dir / f"{name}_seed.log"
-    with open(seed_log, "w") as log:
-        subprocess.run([DBT, "seed", "--select", "devices", "--project-dir", str(REPO_ROOT),
-                        "--profiles-dir", str(REPO_ROOT / "profiles")],
-                       env=env, stdout=log, stderr=subprocess.STDOUT, check=True)
+    run_child(dbt_command(["seed", "--select", "devices"], log_dir / f"{name}_target"), env,
+              log_dir / f"{name}_seed.log")
     land(landing, FIRST_DEVICE - 1)  # the service's first catch-up creates the tables with it
 
     selection = [] if all_models else ["--select", *MODELS]
-    with open(log_dir / f"{name}_service.log", "w") as log:
-        service = subprocess.Popen(
-            [sys.executable, "-m", "python_runners", "service", "start", "--trigger", trigger,
-             *selection],
-            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )
+    service = ServiceProcess(["--trigger", trigger, *selection], env, log_dir / f"{name}_service.log",
+                             timeout=STOP_TIMEOUT_S)
     try:
         wait_until_serving(lakehouse, gold, service, None if all_models else len(MODELS))
         landed = land_at_steady_pace(landing, landings, interval_s)
         visible = wait_until_visible(gold, landed[-1].device_id, service)
     finally:
-        stop(service, env)
+        service.stop(wait_seconds=120)
     latencies_ms = [
         (first_commit_with(visible, landing_.device_id) - landing_.landed_at) * 1000
         for landing_ in landed
@@ -145,7 +139,7 @@ def land(folder: Path, device_id: int) -> float:
          "time": time_s, "heartbeat": 70.0 + i}
         for i in range(RECORDS_PER_FILE)
     ]
-    write_atomically(folder, f"latency-{device_id:06d}.json", rows)
+    land_json_lines(folder, f"latency-{device_id:06d}.json", rows)
     return time.time()
 
 
@@ -159,14 +153,14 @@ def land_at_steady_pace(folder: Path, landings: int, interval_s: float) -> list[
     return landed
 
 
-def wait_until_serving(lakehouse: Lakehouse, gold: str, service: subprocess.Popen,
+def wait_until_serving(lakehouse: Lakehouse, gold: str, service: ServiceProcess,
                        queries: int | None) -> None:
     """Until gold holds the warm-up file and the service reports serving (`queries` queries, if given)."""
     status_file = service_status.status_path(lakehouse)
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:
-        if service.poll() is not None:
-            raise RuntimeError(f"the service exited ({service.returncode}) before serving; see its log")
+        if service.has_exited():
+            raise RuntimeError(f"the service exited ({service.process.returncode}) before serving; see its log")
         if status_file.exists() and any(c.max_value == FIRST_DEVICE - 1 for c in commits(gold, "device_id")):
             status = json.loads(status_file.read_text())
             if status["state"] == "serving" and queries in (None, len(status["queries"])):
@@ -175,14 +169,14 @@ def wait_until_serving(lakehouse: Lakehouse, gold: str, service: subprocess.Pope
     raise RuntimeError(f"the service was not serving after {READY_TIMEOUT_S} s; see its log")
 
 
-def wait_until_visible(gold: str, device_id: int, service: subprocess.Popen) -> list:
+def wait_until_visible(gold: str, device_id: int, service: ServiceProcess) -> list:
     deadline = time.monotonic() + VISIBLE_TIMEOUT_S
     while time.monotonic() < deadline:
         found = commits(gold, "device_id")
         if any(c.max_value is not None and c.max_value >= device_id for c in found):
             return found
-        if service.poll() is not None:
-            raise RuntimeError(f"the service exited ({service.returncode}) while landings were pending")
+        if service.has_exited():
+            raise RuntimeError(f"the service exited ({service.process.returncode}) while landings were pending")
         time.sleep(0.2)
     raise RuntimeError(f"device {device_id} was not in gold {VISIBLE_TIMEOUT_S} s after landing")
 
@@ -190,13 +184,3 @@ def wait_until_visible(gold: str, device_id: int, service: subprocess.Popen) -> 
 def first_commit_with(found: list, device_id: int) -> float:
     return min(c.visible_at for c in found if c.max_value is not None and c.max_value >= device_id)
 
-
-def stop(service: subprocess.Popen, env: dict) -> None:
-    if service.poll() is None:
-        subprocess.run([sys.executable, "-m", "python_runners", "service", "stop"], env=env,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
-    try:
-        service.wait(timeout=120)
-    except subprocess.TimeoutExpired:
-        os.killpg(service.pid, signal.SIGKILL)
-        service.wait()

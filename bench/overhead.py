@@ -17,8 +17,9 @@ from pathlib import Path
 
 from bench.child_process import run_child
 from bench.fresh_lakehouse import empty_folder
-from python_runners.runtime.lakehouse import PART_VARIABLES, REPO_ROOT, ROOT_VARIABLE
-from python_runners.testing.pipeline_process import DBT
+from python_runners.runtime.lakehouse import PART_VARIABLES
+from python_runners.testing.dbt_process import dbt_command
+from python_runners.testing.separate_lakehouse import separate_lakehouse_env
 
 SIDES = {"dbt": "bench.dbt_pipeline_run", "handwritten": "bench.handwritten_pipeline"}
 
@@ -32,9 +33,8 @@ def measure_overhead(rows: int, files: int, pairs: int, log_dir: Path) -> dict:
 
     target = empty_folder("overhead_dbt_target")
     # dbt's own first parse of the project, so every measured run parses as a user's second run does.
-    run_child([DBT, "parse", "--project-dir", str(REPO_ROOT), "--profiles-dir", str(REPO_ROOT / "profiles"),
-               "--target-path", str(target), "--log-path", str(target)],
-              _env(empty_folder("overhead_parse"), landing), log_dir / "overhead_parse.log")
+    run_child(dbt_command(["parse"], target), _env(empty_folder("overhead_parse"), landing),
+              log_dir / "overhead_parse.log")
 
     runs: dict[str, list[dict]] = {side: [] for side in SIDES}
     for pair in range(pairs):
@@ -52,4 +52,4 @@ def measure_overhead(rows: int, files: int, pairs: int, log_dir: Path) -> dict:
 
 
 def _env(lakehouse: Path, landing: Path) -> dict[str, str]:
-    return {**os.environ, ROOT_VARIABLE: str(lakehouse), PART_VARIABLES["landing"]: str(landing)}
+    return separate_lakehouse_env(lakehouse, **{PART_VARIABLES["landing"]: str(landing)})

@@ -12,6 +12,7 @@ import argparse
 import os
 
 from python_runners.demo.data import DEVICES, FIRST_BATCH_EPOCH, PATIENTS
+from python_runners.testing.separate_lakehouse import use_separate_lakehouse
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folder", required=True)
     args = parser.parse_args(argv)
 
-    os.environ["LAKEHOUSE_DIR"] = os.path.join(args.folder, ".generator")  # its metastore, not ours
+    use_separate_lakehouse(os.path.join(args.folder, ".generator"))  # its metastore, not ours
     from python_runners.runtime.session import get_or_create_session
 
     spark = get_or_create_session()

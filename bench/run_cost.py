@@ -11,7 +11,6 @@ Parts 1 and 2 are measured here only when this run did not measure them already.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from datetime import datetime, timezone
@@ -21,14 +20,14 @@ from typing import Callable
 from bench.child_process import run_child
 from bench.fresh_lakehouse import empty_folder
 from bench.machine import load_average
-from python_runners.runtime.lakehouse import ROOT_VARIABLE
+from python_runners.testing.separate_lakehouse import separate_lakehouse_env
 
 NOOP_SIDES = {"dbt_run": "bench.noop_run", "session_start": "bench.session_start"}
 
 
 def measure_noop(pairs: int, log_dir: Path) -> dict:
     lakehouse, target = empty_folder("run_cost_noop"), empty_folder("run_cost_noop_target")
-    env = {**os.environ, ROOT_VARIABLE: str(lakehouse)}
+    env = separate_lakehouse_env(lakehouse)
     setup_s = run_child([sys.executable, "-m", NOOP_SIDES["dbt_run"], "--setup", "--target-path", str(target)],
                         env, log_dir / "run_cost_noop_setup.log")
     print(f"  no-op setup (land a batch, `dbt build` of seed and models): {setup_s:.1f} s", flush=True)

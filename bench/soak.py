@@ -22,6 +22,7 @@ from pathlib import Path
 from bench.figures import nearest_rank
 from bench.fresh_lakehouse import bench_folder, empty_folder
 from bench.latency import HOPS, measure_latency
+from python_runners.testing import delta_log
 
 TARGET = 1.2
 
@@ -57,18 +58,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def table_files(table: Path) -> dict[str, int]:
     """Live data files by replaying the log's commits (added minus removed), and the log's size."""
-    live: set[str] = set()
-    log = table / "_delta_log"
-    for name in sorted(os.listdir(log)):
-        if not name.endswith(".json") or not name[:-5].isdigit():
-            continue
-        for line in (log / name).read_text().splitlines():
-            action = json.loads(line)
-            if "add" in action:
-                live.add(action["add"]["path"])
-            elif "remove" in action:
-                live.discard(action["remove"]["path"])
-    return {"live_data_files": len(live), "log_files": len(os.listdir(log))}
+    return {"live_data_files": len(delta_log.live_data_files(table)),
+            "log_files": len(os.listdir(delta_log.log_folder(table)))}
 
 
 if __name__ == "__main__":

@@ -3,12 +3,11 @@
 Each call lands one new batch (several files) in the landing folder. Batches are numbered and
 deterministic: batch n always holds the same records, so tests can recompute expected results.
 A file is written under a hidden name first and then renamed, as a careful uploader does, so a
-stream never sees half a file.
+stream never sees half a file (python_runners.testing.landing).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import re
@@ -16,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from python_runners.runtime.lakehouse import Lakehouse
+from python_runners.testing.landing import land_json_lines
 
 RECORDINGS_FOLDER = "recordings"
 STATUS_FOLDER = "device_status"
@@ -52,7 +52,7 @@ def land_batch(
     written = []
     for part in range(files):
         name = f"batch-{number:05d}-part-{part}.json"
-        write_atomically(folder, name, rows[part::files])
+        land_json_lines(folder, name, rows[part::files])
         written.append(str(folder / name))
     return LandedBatch(number=number, files=written, records=len(rows))
 
@@ -77,7 +77,7 @@ def land_status_reports(number: int, folder: Path | None = None) -> list[dict]:
     folder = folder or status_folder()
     folder.mkdir(parents=True, exist_ok=True)
     reports = batch_status_reports(number)
-    write_atomically(folder, f"status-{number:05d}.json", reports)
+    land_json_lines(folder, f"status-{number:05d}.json", reports)
     return reports
 
 
@@ -100,10 +100,3 @@ def _next_batch_number(folder: Path) -> int:
     numbers = [int(m.group(1)) for m in map(_BATCH_FILE.match, os.listdir(folder)) if m]
     return max(numbers, default=-1) + 1
 
-
-def write_atomically(folder: Path, name: str, rows: list[dict]) -> None:
-    hidden = folder / f".{name}.tmp"  # Spark's file source skips names starting with '.'
-    with open(hidden, "w", encoding="utf-8") as out:
-        for row in rows:
-            out.write(json.dumps(row) + "\n")
-    os.replace(hidden, folder / name)

@@ -53,10 +53,10 @@ lint: $(INSTALLED)
 test: setup lint
 	$(BIN)/python -m pytest
 
-# All but the slow tiers (pytest.ini's markers: chaos, cluster, kafka, always_on, adapter_suite),
+# All but the slow tiers (pytest.ini's markers: chaos, cluster, kafka, always_on, adapter_suite, slow),
 # which `make test` runs too: unit and core integration tests, under 10 minutes on 2 cores.
 test-fast: setup lint
-	$(BIN)/python -m pytest -m "not (chaos or cluster or kafka or always_on or adapter_suite)"
+	$(BIN)/python -m pytest -m "not (chaos or cluster or kafka or always_on or adapter_suite or slow)"
 
 # Unit tests only: no JVM, no dbt run, a few seconds.
 test-unit: $(INSTALLED)

@@ -84,6 +84,7 @@ def table_rows(spark, model: str, columns: str) -> list[tuple]:
     return [tuple(row) for row in spark.sql(f"select {columns} from ingested.{model} order by id").collect()]
 
 
+@pytest.mark.slow
 def test_ten_thousand_files_go_in_a_thousand_per_batch_and_never_twice(dbt, project, spark, lakehouse):
     folder = landing_folder(lakehouse, "ingest_many")
     for i in range(10_000):

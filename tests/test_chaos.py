@@ -7,10 +7,10 @@ time); its last line is the verdict this test reads.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import pytest
+
+from python_runners.testing.command_line import run_command_line
 
 pytestmark = pytest.mark.chaos
 KILL = re.compile(r"^chaos: kill \d+/3 ")
@@ -20,10 +20,9 @@ VERDICT = re.compile(
 
 
 def test_three_kills_lose_and_duplicate_nothing(tmp_path):
-    chaos = subprocess.run(
-        [sys.executable, "-m", "python_runners.testing.chaos", "--kills", "3", "--seed", "7",
-         "--max-delay", "40", "--lakehouse", str(tmp_path / "chaos")],
-        capture_output=True, text=True, timeout=1500,
+    chaos = run_command_line(
+        ["chaos", "--kills", "3", "--seed", "7", "--max-delay", "40", "--lakehouse", str(tmp_path / "chaos")],
+        timeout=1500,
     )
     report = chaos.stdout + chaos.stderr
     assert chaos.returncode == 0, report

@@ -11,17 +11,20 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
 from python_runners.demo.data import land_batch, land_status_reports, recordings_folder, status_folder
-from python_runners.runtime.lakehouse import REPO_ROOT, Lakehouse
+from python_runners.runtime.lakehouse import Lakehouse
+from python_runners.testing.command_line import run_command_line
+from python_runners.testing.dbt_process import run_dbt_process
+from python_runners.testing.delta_log import is_delta_table
 from python_runners.testing.pipeline_process import PipelineProcess
+from python_runners.testing.separate_lakehouse import separate_lakehouse_env
 from python_runners.infra.standalone_cluster import ClusterSettings, alive_workers, master_state, worker_state
-from service_process import ServiceProcess
+from python_runners.testing.service_process import ServiceProcess
 
 pytestmark = pytest.mark.cluster
 TIMEOUT = 600
@@ -36,9 +39,9 @@ SERVED_MODELS = ["bronze_recordings", "silver_recordings", "device_counts"]
 FIRST_BATCH, SECOND_BATCH = 400, 100  # recordings landed by the fixture, then by the service test
 
 
-def base_env(**settings: str) -> dict[str, str]:
-    inherited = {k: v for k, v in os.environ.items() if not k.startswith(("LAKEHOUSE_", "SPARK_MASTER"))}
-    return {**inherited, "SPARK_SHUFFLE_PARTITIONS": "2", **settings}
+def base_env(root: Path, **settings: str) -> dict[str, str]:
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith("SPARK_MASTER")}
+    return separate_lakehouse_env(root, inherited, SPARK_SHUFFLE_PARTITIONS="2", **settings)
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +50,8 @@ def cluster():
     root = Path(tempfile.mkdtemp(prefix="lakehouse-cluster-"))
     root.chmod(0o755)
     env = base_env(
+        root,
         **PORTS,
-        LAKEHOUSE_DIR=str(root),
         SPARK_MASTER=f"spark://127.0.0.1:{PORTS['SPARK_MASTER_PORT']}",
         LAKEHOUSE_METASTORE_URL=f"jdbc:postgresql://127.0.0.1:{PORTS['METASTORE_PG_PORT']}/metastore?user=hive",
     )
@@ -66,8 +69,7 @@ def cluster():
 
 
 def cluster_command(env: dict, action: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "python_runners", "cluster", action], env=env,
-                          capture_output=True, text=True, timeout=TIMEOUT, cwd=REPO_ROOT)
+    return run_command_line(["cluster", action], env, TIMEOUT)
 
 
 def run_dbt(env: dict, log: Path, *args: str) -> None:
@@ -80,7 +82,7 @@ def model_tables(warehouse: Path) -> dict[str, Path]:
         f"{schema}.{table.name}": table
         for schema in ("bronze", "silver", "gold")
         for table in sorted((warehouse / f"{schema}.db").glob("*"))
-        if (table / "_delta_log").is_dir()
+        if is_delta_table(table)
     }
 
 
@@ -88,8 +90,7 @@ def test_dbt_run_on_the_cluster_gives_the_local_tables_from_the_workers_executor
     env, root = cluster
     settings = ClusterSettings.from_env(env)
     local = tmp_path / "local"
-    local_env = base_env(LAKEHOUSE_DIR=str(local), LAKEHOUSE_LANDING_DIR=str(root / "landing"),
-                         SPARK_MASTER="local[2]")
+    local_env = base_env(local, LAKEHOUSE_LANDING_DIR=str(root / "landing"), SPARK_MASTER="local[2]")
     run_dbt(local_env, tmp_path / "local-seed.log", "seed")
     run_dbt(local_env, tmp_path / "local-run.log", "run")
     apps_before = {app["id"] for app in master_state(settings).get("completedapps", [])}
@@ -139,20 +140,15 @@ def test_a_second_process_queries_the_shared_metastore_while_the_service_runs(cl
         )
 
         # Another JVM on the same catalog: local Spark, the cluster target's metastore.
-        query = subprocess.run(
-            [str(Path(sys.executable).with_name("dbt")), "--quiet", "show", "--target", "cluster",
-             "--inline", "select count(*) as recordings from silver.silver_recordings",
-             "--output", "json", "--profiles-dir", str(REPO_ROOT / "profiles"),
-             "--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "target")],
-            env={**env, "SPARK_MASTER": "local[1]"}, capture_output=True, text=True,
-            timeout=TIMEOUT, cwd=REPO_ROOT,
+        query = run_dbt_process(
+            ["--quiet", "show", "--target", "cluster",
+             "--inline", "select count(*) as recordings from silver.silver_recordings", "--output", "json"],
+            {**env, "SPARK_MASTER": "local[1]"}, tmp_path / "target", timeout=TIMEOUT,
         )
         assert query.returncode == 0, query.stdout + query.stderr
         assert json.loads(query.stdout)["show"] == [{"recordings": FIRST_BATCH + SECOND_BATCH}]
         assert service.process.poll() is None, "the service stopped while the other process used the metastore"
 
-        stopped = service.command("stop")
-        assert stopped.returncode == 0, stopped.stdout + stopped.stderr
-        assert service.process.wait(timeout=TIMEOUT) == 0, service.output()[-4000:]
+        assert service.stop(TIMEOUT) == 0, service.output()[-4000:]
     finally:
         service.kill_if_running()

@@ -8,8 +8,6 @@ its own process, SIGKILLed as soon as its Delta commit to the table appears.
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -17,9 +15,13 @@ from pathlib import Path
 import pytest
 
 from dbt_results import failure_messages, node_results
+from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.runtime.writes import copy_into
 from python_runners.runtime.writes.load_log import LoadLog
-from python_runners.testing.pipeline_process import PipelineProcess, delta_commits
+from python_runners.testing import delta_log
+from python_runners.testing.landing import land_json_lines, landing_folder
+from python_runners.testing.pipeline_process import PipelineProcess
+from python_runners.testing.separate_lakehouse import separate_lakehouse_env
 from streaming_projects import write_streaming_project
 
 SCHEMA = "copied"
@@ -60,18 +62,13 @@ MODELS = {"loaded_orders": copy_model("orders"), "loaded_returns": copy_model("r
 @pytest.fixture(scope="module")
 def project(tmp_path_factory, spark):
     root = tmp_path_factory.mktemp("copy_into_project")
-    write_streaming_project(root, "copy_into_project", SCHEMA, MODELS)
-    (root / "models" / "sources.yml").write_text(SOURCES)
-    return str(root)
+    return str(write_streaming_project(root, "copy_into_project", SCHEMA, MODELS, SOURCES))
 
 
 def land_files(folder: Path, numbers: range) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
     for n in numbers:
         rows = [{"id": n * ROWS_PER_FILE + i, "amount": float(i)} for i in range(ROWS_PER_FILE)]
-        hidden = folder / f".orders-{n:03d}.json.tmp"
-        hidden.write_text("".join(json.dumps(row) + "\n" for row in rows))
-        os.replace(hidden, folder / f"orders-{n:03d}.json")
+        land_json_lines(folder, f"orders-{n:03d}.json", rows)
 
 
 def run(dbt, project, model: str, *args: str):
@@ -91,7 +88,7 @@ def load_log(spark, lakehouse, model: str) -> LoadLog:
 
 
 def test_each_run_loads_only_new_files_and_force_loads_them_again(dbt, project, spark, lakehouse):
-    folder = Path(lakehouse.landing_path("copy_orders"))
+    folder = landing_folder(lakehouse, "copy_orders")
     land_files(folder, range(3))
 
     first = run(dbt, project, "loaded_orders")
@@ -181,16 +178,16 @@ def test_a_lost_load_log_stops_the_run_and_full_refresh_loads_everything_again(
     assert id_counts(spark, model) == Counter(range(50))
 
 
+@pytest.mark.slow
 def test_a_run_killed_on_its_table_commit_is_finished_by_the_next(spark, tmp_path):
-    (tmp_path / "project").mkdir()
     project = write_streaming_project(
-        tmp_path / "project", "copy_into_killed", SCHEMA, {"loaded_orders": copy_model("orders")}
+        tmp_path / "project", "copy_into_killed", SCHEMA, {"loaded_orders": copy_model("orders")},
+        SOURCES,
     )
-    (project / "models" / "sources.yml").write_text(SOURCES)
-    lakehouse = tmp_path / "lakehouse"
-    env = {**os.environ, "LAKEHOUSE_DIR": str(lakehouse), "SPARK_SHUFFLE_PARTITIONS": "2"}
-    folder = lakehouse / "landing" / "copy_orders"
-    table = lakehouse / "warehouse" / f"{SCHEMA}.db" / "loaded_orders"
+    env = separate_lakehouse_env(tmp_path / "lakehouse")
+    lakehouse = Lakehouse.from_env(env)
+    folder = Path(lakehouse.landing_path("copy_orders"))
+    table = Path(lakehouse.warehouse) / f"{SCHEMA}.db" / "loaded_orders"
 
     def dbt_run(name: str) -> PipelineProcess:
         return PipelineProcess(["run"], env, tmp_path / f"{name}.log", project_dir=project)
@@ -200,9 +197,9 @@ def test_a_run_killed_on_its_table_commit_is_finished_by_the_next(spark, tmp_pat
     assert first.wait(TIMEOUT) == 0, first.log_tail()
 
     land_files(folder, range(2, 6))
-    commits_before = delta_commits(table)
+    version_before = delta_log.latest_version(table)
     killed = dbt_run("killed")
-    killed.kill_on_delta_commit(table, commits_before, TIMEOUT)
+    killed.kill_on_delta_commit(table, version_before, TIMEOUT)
     assert not killed.log_contains("COPIED"), "the kill came after the run had finished"
 
     again = dbt_run("again")

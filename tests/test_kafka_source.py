@@ -8,11 +8,14 @@ process on a lakehouse of its own (one Derby metastore per JVM), against a real 
 from __future__ import annotations
 
 import json
-import os
+from pathlib import Path
 
 import pytest
 
-from python_runners.testing.pipeline_process import PipelineProcess, delta_commits
+from python_runners.runtime.lakehouse import Lakehouse
+from python_runners.testing import delta_log
+from python_runners.testing.pipeline_process import PipelineProcess
+from python_runners.testing.separate_lakehouse import separate_lakehouse_env
 from python_runners.infra.kafka_broker import KafkaBroker
 from dbt_results import failure_messages
 from streaming_projects import write_streaming_project
@@ -72,15 +75,11 @@ def produce(spark, broker: KafkaBroker, ids: range) -> None:
 
 
 def test_kafka_to_delta_exactly_once_across_a_kill(spark, broker, tmp_path):
-    (tmp_path / "project").mkdir()
     project = write_streaming_project(
-        tmp_path / "project", "kafka_ingest", "kafka_in", {"kafka_recordings": MODEL}
+        tmp_path / "project", "kafka_ingest", "kafka_in", {"kafka_recordings": MODEL}, SOURCES
     )
-    (project / "models" / "sources.yml").write_text(SOURCES)
-    lakehouse = tmp_path / "lakehouse"
-    env = {**os.environ, "LAKEHOUSE_DIR": str(lakehouse), "SPARK_SHUFFLE_PARTITIONS": "2",
-           "KAFKA_BOOTSTRAP_SERVERS": broker.bootstrap_servers}
-    table = lakehouse / "warehouse" / "kafka_in.db" / "kafka_recordings"
+    env = separate_lakehouse_env(tmp_path / "lakehouse", KAFKA_BOOTSTRAP_SERVERS=broker.bootstrap_servers)
+    table = Path(Lakehouse.from_env(env).warehouse) / "kafka_in.db" / "kafka_recordings"
 
     def dbt_run(name: str) -> PipelineProcess:
         return PipelineProcess(["run"], env, tmp_path / f"{name}.log", project_dir=project)
@@ -91,9 +90,9 @@ def test_kafka_to_delta_exactly_once_across_a_kill(spark, broker, tmp_path):
     assert first.log_contains(f"STREAMED {FIRST} rows in, {FIRST} written")
 
     produce(spark, broker, range(FIRST, FIRST + SECOND))
-    commits_before = delta_commits(table)
+    version_before = delta_log.latest_version(table)
     killed = dbt_run("killed")
-    killed.kill_on_delta_commit(table, commits_before, TIMEOUT)
+    killed.kill_on_delta_commit(table, version_before, TIMEOUT)
     rows_at_kill = spark.read.format("delta").load(str(table)).count()
     assert FIRST < rows_at_kill < FIRST + SECOND, "the kill interrupted the run midway"
 
@@ -117,15 +116,13 @@ def test_a_model_that_is_not_streaming_reads_the_whole_topic_as_a_batch(
         .option("topic", "snapshot")
         .save()
     )
-    (tmp_path / "project").mkdir()
     project = write_streaming_project(tmp_path / "project", "kafka_batch", "kafka_batch", {
         "topic_snapshot": (
             "{{ config(materialized='table') }}\n"
             "select from_json(cast(value as string), 'id int').id as id\n"
             "from {{ source('bus', 'recordings') }}"
         ),
-    })
-    (project / "models" / "sources.yml").write_text(SOURCES.replace("topic: recordings", "topic: snapshot"))
+    }, SOURCES.replace("topic: recordings", "topic: snapshot"))
     monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", broker.bootstrap_servers)
 
     result = dbt("run", project_dir=str(project))

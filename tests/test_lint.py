@@ -14,6 +14,7 @@ from sqlfluff.core import FluffConfig, Linter
 
 from python_runners.runtime.lakehouse import REPO_ROOT
 from python_runners.ops.lint import StreamingModel, findings
+from python_runners.testing.command_line import run_command_line
 
 SQLFLUFF = str(Path(sys.executable).with_name("sqlfluff"))
 BAD_MODEL = "tests/fixtures/lint/badly_formatted_model.sql"
@@ -39,10 +40,7 @@ def test_lint_fails_a_badly_formatted_model():
 
 
 def streaming_lint(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "python_runners.ops.lint", *args],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
-    )
+    return run_command_line(["lint", *args])
 
 
 def test_streaming_lint_passes_the_projects_models():

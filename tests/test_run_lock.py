@@ -6,22 +6,19 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 from python_runners.runtime import run_lock
-from python_runners.runtime.lakehouse import REPO_ROOT
-
-DBT = str(Path(sys.executable).with_name("dbt"))
+from python_runners.testing.dbt_process import run_dbt_process
 
 
-def test_second_dbt_run_on_a_busy_lakehouse_fails_fast_naming_the_holder(spark, lakehouse, tmp_path):
-    # this test process holds the suite's lakehouse (its Spark session is up)
-    env = {**os.environ, "LAKEHOUSE_DIR": lakehouse.root}
-    second = subprocess.run(
-        [DBT, "run", "--project-dir", str(REPO_ROOT), "--profiles-dir", str(REPO_ROOT / "profiles"),
-         "--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "logs")],
-        env=env, capture_output=True, text=True, timeout=300,
-    )
+def run_python(code: str) -> subprocess.CompletedProcess:
+    """`python -c <code>` in a process of its own, to the end, its output captured."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+
+
+def test_second_dbt_run_on_a_busy_lakehouse_fails_fast_naming_the_holder(spark, tmp_path):
+    # this test process holds the suite's lakehouse (its Spark session is up): conftest's LAKEHOUSE_DIR
+    second = run_dbt_process(["run"], os.environ, tmp_path / "target")
 
     assert second.returncode != 0
     assert f"is in use by process {os.getpid()}" in second.stdout
@@ -39,20 +36,15 @@ def test_lock_left_by_a_killed_process_is_stale_and_taken_over(tmp_path):
     )
     try:
         assert holder.stdout.readline().strip() == "held"
-        busy = subprocess.run(
-            [sys.executable, "-c", f"from python_runners.runtime import run_lock; run_lock.acquire({str(root)!r})"],
-            capture_output=True, text=True, timeout=60,
-        )
+        busy = run_python(f"from python_runners.runtime import run_lock; run_lock.acquire({str(root)!r})")
         assert busy.returncode != 0 and f"in use by process {holder.pid}" in busy.stderr
     finally:
         holder.kill()  # SIGKILL: no chance to release anything
         holder.wait()
 
-    taken_over = subprocess.run(
-        [sys.executable, "-c",
-         "import json; from python_runners.runtime import run_lock;"
-         f"print(json.dumps(run_lock.acquire({str(root)!r})))"],
-        capture_output=True, text=True, timeout=60,
+    taken_over = run_python(
+        "import json; from python_runners.runtime import run_lock;"
+        f"print(json.dumps(run_lock.acquire({str(root)!r})))"
     )
     assert taken_over.returncode == 0, taken_over.stderr
     assert json.loads(taken_over.stdout)["pid"] == holder.pid  # the dead holder, reported
@@ -61,11 +53,7 @@ def test_lock_left_by_a_killed_process_is_stale_and_taken_over(tmp_path):
 def test_lock_is_released_on_a_clean_exit(tmp_path):
     root = str(tmp_path / "lakehouse")
     for _ in range(2):
-        run = subprocess.run(
-            [sys.executable, "-c",
-             f"from python_runners.runtime import run_lock; print(run_lock.acquire({root!r}))"],
-            capture_output=True, text=True, timeout=60,
-        )
+        run = run_python(f"from python_runners.runtime import run_lock; print(run_lock.acquire({root!r}))")
         assert run.returncode == 0 and run.stdout.strip() == "None", run.stderr
     assert run_lock.LOCK_FILE in os.listdir(root)
 
@@ -85,5 +73,5 @@ def test_threads_of_one_run_all_hold_the_lock_their_process_took(tmp_path):
         "print(len(failures))\n" % root
     )
     for _ in range(5):  # a race: several tries
-        run = subprocess.run([sys.executable, "-c", claim], capture_output=True, text=True, timeout=60)
+        run = run_python(claim)
         assert run.returncode == 0 and run.stdout.strip() == "0", run.stdout + run.stderr

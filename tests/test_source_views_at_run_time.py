@@ -18,6 +18,8 @@ import pytest
 
 from dbt_results import failure_messages, node_results
 from python_runners.runtime.lakehouse import REPO_ROOT
+from python_runners.testing.landing import land_json_lines, landing_folder
+from python_runners.testing.separate_lakehouse import separate_lakehouse_env
 from streaming_projects import write_streaming_project
 
 # In a process of its own, on an empty lakehouse: the demo project (this repository).
@@ -25,12 +27,11 @@ DBT_WITHOUT_SPARK = textwrap.dedent("""
     import json, sys
     from pyspark import SparkContext
     from python_runners.runtime import session
-    from python_runners.ops.dbt_invocation import invoke_dbt
+    from python_runners.ops.dbt_invocation import invoke_dbt, target_args
 
-    target = sys.argv[1]
     succeeded = {}
     for command in (["parse"], ["ls"], ["compile"]):
-        result = invoke_dbt([*command, "--target-path", target, "--log-path", target])
+        result = invoke_dbt([*command, *target_args(sys.argv[1])])
         succeeded[command[0]] = result.success
     print(json.dumps({
         "succeeded": succeeded,
@@ -50,9 +51,7 @@ def files_under(folder: Path) -> list[str]:
 def test_parse_ls_and_compile_of_the_demo_start_no_spark_and_write_nothing(tmp_path):
     lakehouse = tmp_path / "lakehouse"
     lakehouse.mkdir()
-    env = {**os.environ, "LAKEHOUSE_DIR": str(lakehouse)}
-    for part in ("WAREHOUSE", "METASTORE", "CHECKPOINT", "LANDING"):
-        env.pop(f"LAKEHOUSE_{part}_DIR", None)  # every part under the empty folder
+    env = separate_lakehouse_env(lakehouse)  # every part under the empty folder
 
     done = subprocess.run(
         [sys.executable, "-c", DBT_WITHOUT_SPARK, str(tmp_path / "target")],
@@ -92,15 +91,12 @@ def project(tmp_path_factory):
             "select * except (_metadata) from {{ source('drops', 'readings') }}"
         ),
         "reading_stream": "select id from {{ source('drops', 'readings') }}",
-    })
-    (root / "models" / "sources.yml").write_text(SOURCES)
+    }, SOURCES)
     return root
 
 
 def land(lakehouse, name: str, lines: list[dict]) -> None:
-    folder = Path(lakehouse.landing_path("render_time_readings"))
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / name).write_text("".join(json.dumps(line) + "\n" for line in lines))
+    land_json_lines(landing_folder(lakehouse, "render_time_readings"), name, lines)
 
 
 def test_compile_registers_no_view_and_a_run_registers_it(dbt, project, spark, lakehouse):

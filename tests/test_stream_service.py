@@ -9,15 +9,14 @@ while it says fail, every batch of the model raises; the test flips it back.
 
 from __future__ import annotations
 
-import json
-import os
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from python_runners.runtime.lakehouse import Lakehouse
-from service_process import ServiceProcess
+from python_runners.testing.landing import land_json_lines, landing_folder
+from python_runners.testing.separate_lakehouse import separate_lakehouse_env
+from python_runners.testing.service_process import ServiceProcess
 from streaming_projects import write_streaming_project
 
 pytestmark = pytest.mark.always_on
@@ -49,34 +48,24 @@ def set_control(spark, path: str, fail: bool) -> None:
     spark.createDataFrame([(fail,)], "fail boolean").write.format("delta").mode("overwrite").save(path)
 
 
-def land(folder: Path, name: str, ids: range) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    hidden = folder / f".{name}"
-    hidden.write_text("".join(json.dumps({"id": i}) + "\n" for i in ids))
-    os.replace(hidden, folder / name)
+def land(lakehouse: Lakehouse, name: str, ids: range) -> None:
+    land_json_lines(landing_folder(lakehouse, "service_events"), name, ({"id": i} for i in ids))
 
 
 @pytest.fixture
 def service_setup(tmp_path, spark):
-    (tmp_path / "project").mkdir()
     project = write_streaming_project(tmp_path / "project", "service_project", "served",
-                                      {"checked_events": MODEL})
-    (project / "models" / "sources.yml").write_text(SOURCES)
-    (project / "dbt_project.yml").write_text(
-        (project / "dbt_project.yml").read_text() + 'on-run-end:\n  - "{{ serve_streaming_queries() }}"\n'
-    )
+                                      {"checked_events": MODEL}, SOURCES, serve_after_run=True)
     control = str(tmp_path / "control")
     set_control(spark, control, fail=False)
-    env = {**os.environ, "LAKEHOUSE_DIR": str(tmp_path / "lakehouse"), "SPARK_SHUFFLE_PARTITIONS": "2",
-           "CONTROL_TABLE": control}
+    env = separate_lakehouse_env(tmp_path / "lakehouse", CONTROL_TABLE=control)
     return project, env, control, Lakehouse.from_env(env)
 
 
 def test_the_service_serves_reports_restarts_a_failed_query_and_stops(spark, tmp_path, service_setup):
     project, env, control, lakehouse = service_setup
-    landing = Path(lakehouse.landing) / "service_events"
     table = f"{lakehouse.warehouse}/served.db/checked_events"
-    land(landing, "a.json", range(5))
+    land(lakehouse, "a.json", range(5))
 
     service = ServiceProcess(["--trigger", "1 second", "--project-dir", str(project)], env,
                              tmp_path / "service.log", TIMEOUT)
@@ -88,7 +77,7 @@ def test_the_service_serves_reports_restarts_a_failed_query_and_stops(spark, tmp
         assert f"{QUERY}: active, restarts 0" in status.stdout
 
         set_control(spark, control, fail=True)
-        land(landing, "b.json", range(5, 10))
+        land(lakehouse, "b.json", range(5, 10))
         service.wait_for("a logged failure", lambda: f"Query {QUERY} failed: " in service.output())
         assert "injected failure" in service.output().split(f"Query {QUERY} failed: ")[1].splitlines()[0]
 
@@ -99,9 +88,7 @@ def test_the_service_serves_reports_restarts_a_failed_query_and_stops(spark, tmp
         assert "restarts 0" not in status.stdout and "last failure: " in status.stdout
         assert "injected failure" in status.stdout
 
-        stopped = service.command("stop")
-        assert stopped.returncode == 0, stopped.stdout + stopped.stderr
-        assert service.process.wait(timeout=TIMEOUT) == 0, service.output()[-4000:]
+        assert service.stop(TIMEOUT) == 0, service.output()[-4000:]
     finally:
         service.kill_if_running()
 

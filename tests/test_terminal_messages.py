@@ -8,21 +8,22 @@ own; the test's Spark session only reads their Delta tables by path. A model sle
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from python_runners.runtime.lakehouse import REPO_ROOT, Lakehouse
-from python_runners.testing.pipeline_process import DBT, PipelineProcess
-from service_process import ServiceProcess
-from streaming_projects import write_streaming_project
+from python_runners.runtime.lakehouse import Lakehouse
+from python_runners.testing.command_line import run_command_line
+from python_runners.testing.dbt_process import run_dbt_process
+from python_runners.testing.landing import land_json_lines, landing_folder
+from python_runners.testing.pipeline_process import PipelineProcess
+from python_runners.testing.separate_lakehouse import separate_lakehouse_env
+from python_runners.testing.service_process import ServiceProcess
+from streaming_projects import SERVE_AFTER_RUN, write_streaming_project
 
 pytestmark = pytest.mark.always_on
 TIMEOUT = 600
@@ -66,23 +67,17 @@ from {{ source('files', 'all_events') }} group by id % 3, id % 2
 
 
 def land(lakehouse: Lakehouse, first_file: int, files: int) -> None:
-    folder = Path(lakehouse.landing) / "events"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = landing_folder(lakehouse, "events")
     for f in range(first_file, first_file + files):
         ids = range(f * ROWS_PER_FILE, (f + 1) * ROWS_PER_FILE)
-        hidden = folder / f".f{f:03d}.json"
-        hidden.write_text("".join(json.dumps({"id": i}) + "\n" for i in ids))
-        os.replace(hidden, folder / f"f{f:03d}.json")
+        land_json_lines(folder, f"f{f:03d}.json", ({"id": i} for i in ids))
 
 
 @pytest.fixture
 def slow_project(tmp_path):
-    (tmp_path / "project").mkdir()
     project = write_streaming_project(tmp_path / "project", "terminal_messages", "slow",
-                                      {"slow_events": SLOW_EVENTS, "kind_counts": KIND_COUNTS})
-    (project / "models" / "sources.yml").write_text(SOURCES)
-    lakehouse_dir = tmp_path / "lakehouse"
-    env = {**os.environ, "LAKEHOUSE_DIR": str(lakehouse_dir), "SPARK_SHUFFLE_PARTITIONS": "2"}
+                                      {"slow_events": SLOW_EVENTS, "kind_counts": KIND_COUNTS}, SOURCES)
+    env = separate_lakehouse_env(tmp_path / "lakehouse")
     return project, env, Lakehouse.from_env(env)
 
 
@@ -93,7 +88,7 @@ def dbt_process(tmp_path: Path, name: str, args: list[str], env: dict, project: 
 
 def finished_output(run: PipelineProcess) -> tuple[int, str]:
     code = run.wait(TIMEOUT)
-    return code, run.log_path.read_text(encoding="utf-8", errors="replace")
+    return code, run.output()
 
 
 def ids_in(spark, table: str) -> Counter:
@@ -108,17 +103,10 @@ def test_ctrl_c_run_lock_and_a_change_the_checkpoint_cannot_follow(spark, tmp_pa
     # kind_counts runs first (one batch); Ctrl-C while slow_events catches up, one 4-row file
     # per batch, ~0.4 s per row
     first = dbt_process(tmp_path, "interrupted", ["run"], {**env, "SLEEP_MS": "400"}, project)
-    deadline = time.monotonic() + TIMEOUT
-    while not first.log_contains("progress slow.slow_events batch 1:"):
-        assert not first.has_exited() and time.monotonic() < deadline, first.log_tail()
-        time.sleep(0.2)
+    first.wait_for_log("progress slow.slow_events batch 1:", TIMEOUT)
 
     # meanwhile a second run on the same lakehouse is refused, the reason said once
-    second = subprocess.run(
-        [DBT, "run", "--project-dir", str(project), "--profiles-dir", str(REPO_ROOT / "profiles"),
-         "--target-path", str(tmp_path / "second"), "--log-path", str(tmp_path / "second")],
-        env=env, capture_output=True, text=True, timeout=TIMEOUT,
-    )
+    second = run_dbt_process(["run"], env, tmp_path / "second", project, TIMEOUT)
     refused = second.stdout + second.stderr
     assert second.returncode != 0
     assert refused.count(f"is in use by process {first.process.pid}") == 1, refused
@@ -156,14 +144,11 @@ def test_ctrl_c_run_lock_and_a_change_the_checkpoint_cannot_follow(spark, tmp_pa
 def test_service_status_while_catching_up_and_ctrl_c_while_serving(tmp_path, slow_project):
     project, env, lakehouse = slow_project
     (project / "models" / "kind_counts.sql").unlink()
-    (project / "dbt_project.yml").write_text(
-        (project / "dbt_project.yml").read_text() + 'on-run-end:\n  - "{{ serve_streaming_queries() }}"\n'
-    )
+    (project / "dbt_project.yml").write_text((project / "dbt_project.yml").read_text() + SERVE_AFTER_RUN)
     land(lakehouse, 0, 4)
     env = {**env, "SLEEP_MS": "400"}
 
-    never_ran = subprocess.run([sys.executable, "-m", "python_runners", "service", "status"], env=env,
-                               capture_output=True, text=True, timeout=TIMEOUT, cwd=REPO_ROOT)
+    never_ran = run_command_line(["service", "status"], env, TIMEOUT)
     assert never_ran.stdout == "The service has not run in this lakehouse.\n"
 
     service = ServiceProcess(["--trigger", "1 second", "--project-dir", str(project)], env,

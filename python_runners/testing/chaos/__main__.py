@@ -14,16 +14,18 @@ from collections import Counter
 from pathlib import Path
 
 from python_runners.testing.chaos.audit import audit
-from python_runners.testing.chaos.kill_moments import PipelineExited, plan
+from python_runners.testing.chaos.kill_moments import plan
 from python_runners.testing.chaos.lander import Lander
+from python_runners.testing.logged_process import ProcessExited
 from python_runners.testing.pipeline_process import PipelineProcess
+from python_runners.testing.separate_lakehouse import use_separate_lakehouse
 from python_runners.testing.chaos.stream_state import (
     BETWEEN_BATCHES, COMMITTED_NOT_CHECKPOINTED, MID_BATCH, ModelPaths, stream_state,
 )
 from python_runners.demo.data import (
     land_batch, land_status_reports, recordings_folder, status_folder,
 )
-from python_runners.runtime.lakehouse import PART_VARIABLES, REPO_ROOT, ROOT_VARIABLE, Lakehouse
+from python_runners.runtime.lakehouse import REPO_ROOT, Lakehouse
 
 # (model, schema); the first four are the kill targets, one per kind of batch.
 MODELS = [
@@ -66,9 +68,9 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     root = Path(args.lakehouse).resolve()
     shutil.rmtree(root, ignore_errors=True)
-    env = _environment(root)
-    os.environ.clear()
-    os.environ.update(env)  # the audit's own Spark session opens the same lakehouse
+    use_separate_lakehouse(root)  # the audit's own Spark session opens the same lakehouse
+    os.environ.setdefault("SPARK_SHUFFLE_PARTITIONS", "2")
+    env = dict(os.environ)
     lakehouse = Lakehouse.from_env(env)
     folder = Path(recordings_folder(lakehouse))
     logs = root / "chaos-logs"
@@ -92,7 +94,7 @@ def _run(args: argparse.Namespace) -> int:
             )
             try:
                 moment.wait(pipeline)
-            except PipelineExited:
+            except ProcessExited:
                 raise ChaosFailure(_exited_message(pipeline, f"run {number}")) from None
             seconds = pipeline.seconds_running
             pipeline.kill_tree()
@@ -124,13 +126,6 @@ def _run(args: argparse.Namespace) -> int:
 
 def say(line: str) -> None:
     print(line, flush=True)
-
-
-def _environment(root: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in PART_VARIABLES.values()}
-    env[ROOT_VARIABLE] = str(root)
-    env.setdefault("SPARK_SHUFFLE_PARTITIONS", "2")
-    return env
 
 
 def _paths(lakehouse: Lakehouse, model: str, schema: str) -> ModelPaths:

@@ -7,16 +7,13 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
+from python_runners.testing.logged_process import ProcessExited
 from python_runners.testing.pipeline_process import PipelineProcess
 from python_runners.testing.chaos.stream_state import ModelPaths, latest_delta_version
 
 POLL_SECONDS = 0.001
 COMMIT_WAIT_SECONDS = 240
 STREAMING_STARTED = "START sql streaming_table model"  # dbt's line as the first model starts
-
-
-class PipelineExited(RuntimeError):
-    """The pipeline ended by itself; in always-on mode that is a failure."""
 
 
 @dataclass(frozen=True)
@@ -27,15 +24,17 @@ class KillMoment:
     after_commit_to: ModelPaths | None = None  # or: the moment a new Delta commit appears
 
     def wait(self, pipeline: PipelineProcess) -> None:
-        """Return at the moment to kill; raises PipelineExited if the pipeline ends first."""
+        """Return at the moment to kill; raises ProcessExited if the pipeline ends first (in
+        always-on mode that is a failure)."""
         if self.after_commit_to is not None:
             _wait_for_new_commit(pipeline, self.after_commit_to)
             return
         started = 0.0
         if self.from_streaming:
-            _wait_for_log(pipeline, STREAMING_STARTED)
+            pipeline.wait_for_log(STREAMING_STARTED, interval=0.1)
             started = pipeline.seconds_running
-        _wait_for_delay(pipeline, started + self.delay_seconds)
+        delay = started + self.delay_seconds
+        pipeline.wait_for(f"{delay} s", lambda: pipeline.seconds_running >= delay, interval=0.05)
 
 
 def plan(kills: int, seed: int, targets: Sequence[ModelPaths], max_delay: float) -> list[KillMoment]:
@@ -58,20 +57,6 @@ def plan(kills: int, seed: int, targets: Sequence[ModelPaths], max_delay: float)
     return moments
 
 
-def _wait_for_log(pipeline: PipelineProcess, marker: str) -> None:
-    while not pipeline.log_contains(marker):
-        if pipeline.has_exited():
-            raise PipelineExited()
-        time.sleep(0.1)
-
-
-def _wait_for_delay(pipeline: PipelineProcess, delay: float) -> None:
-    while pipeline.seconds_running < delay:
-        if pipeline.has_exited():
-            raise PipelineExited()
-        time.sleep(0.05)
-
-
 def _wait_for_new_commit(pipeline: PipelineProcess, target: ModelPaths) -> None:
     """Version 0 is the table's creation; a batch of data comes with a later version."""
     baseline = max(latest_delta_version(target), 0)
@@ -80,7 +65,7 @@ def _wait_for_new_commit(pipeline: PipelineProcess, target: ModelPaths) -> None:
         polls += 1
         if polls % 100 == 0:
             if pipeline.has_exited():
-                raise PipelineExited()
+                raise ProcessExited(f"the pipeline exited before a new commit to {target.table}")
             if pipeline.seconds_running > COMMIT_WAIT_SECONDS:
                 return  # no commit came: kill anyway, the outcome is logged as it is
         time.sleep(POLL_SECONDS)

@@ -13,7 +13,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from python_runners.runtime.writes.batch_marks import recorded_batch
+from python_runners.runtime.writes.batch_marks import recorded_batch_in
+from python_runners.testing import delta_log
 
 NOT_STARTED = "not started"
 BETWEEN_BATCHES = "between batches"
@@ -28,13 +29,9 @@ class ModelPaths:
     table_path: Path
     checkpoint: Path
 
-    @property
-    def delta_log(self) -> Path:
-        return self.table_path / "_delta_log"
-
 
 def latest_delta_version(paths: ModelPaths) -> int:
-    return max(_delta_versions(paths.delta_log), default=-1)
+    return delta_log.latest_version(paths.table_path)
 
 
 def stream_state(paths: ModelPaths) -> tuple[str, int | None]:
@@ -56,20 +53,11 @@ def _query_id(checkpoint: Path) -> str:
 
 
 def _delta_has_batch(paths: ModelPaths, query_id: str, batch: int, look_back: int = 20) -> bool:
-    for version in sorted(_delta_versions(paths.delta_log), reverse=True)[:look_back]:
-        with open(paths.delta_log / f"{version:020d}.json", encoding="utf-8") as commit:
-            recorded = recorded_batch(commit.read())
-            if recorded is not None:
-                return recorded[0] == query_id and recorded[1] >= batch
+    for commit in reversed(delta_log.commit_files(paths.table_path)[-look_back:]):
+        recorded = recorded_batch_in(commit.actions())
+        if recorded is not None:
+            return recorded[0] == query_id and recorded[1] >= batch
     return False
-
-
-def _delta_versions(delta_log: Path) -> list[int]:
-    try:
-        names = os.listdir(delta_log)
-    except FileNotFoundError:
-        return []
-    return [int(name[:-5]) for name in names if name.endswith(".json") and name[:-5].isdigit()]
 
 
 def _numbered(folder: Path) -> list[int]:

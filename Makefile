@@ -20,7 +20,9 @@ $(INSTALLED): requirements.txt pyproject.toml adapter/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	# A pip that reads per-requirement --config-settings (the editable installs in requirements.txt).
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check pip==26.3
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	# PYTHONWARNINGS: setuptools warns at length that compat editable installs are transitional;
+	# its version is pinned in pyproject.toml, and a plain path entry is what the dbt namespace needs.
+	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	# `source .venv/bin/activate` is then all a shell needs for plain `dbt run`.
 	grep -q DBT_PROFILES_DIR $(BIN)/activate || \
 		printf '\nexport DBT_PROFILES_DIR="%s/profiles"\n' "$(CURDIR)" >> $(BIN)/activate

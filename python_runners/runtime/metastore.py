@@ -81,6 +81,6 @@ def _driver_jar(url: str) -> str:
     if not jars:
         raise MetastoreConfigError(
             f"No JDBC driver jar {prefix}*.jar for the metastore at {url!r}: run `make setup` "
-            "(or `python -m python_runners.runtime.classpath fetch`) to fetch the jars pinned in jars/pom.xml."
+            "(or `python -m python_runners jars`) to fetch the jars pinned in jars/pom.xml."
         )
     return jars[0]

@@ -1,4 +1,4 @@
-"""`python -m python_runners.testing.chaos [--kills N] [--seed S]`: the chaos run behind `make chaos`.
+"""`python -m python_runners chaos [--kills N] [--seed S]`: the chaos run behind `make chaos`.
 
 Its last line is the verdict:
 `chaos: kills=<n> landed=<rows> lost=<n> duplicated=<n> gold_matches_recompute=<yes|no>`

@@ -36,6 +36,7 @@ _FACE = {
     "create_stream_view": "model_query",
     "without_empty_refs": "model_query",
     "StreamingWrite": "writes.streaming",
+    "FeedShape": "writes.change_rows",
     "run_streaming_write": "writes.streaming",
     "CopyInto": "writes.copy_into",
     "copy_source_view": "writes.copy_into",

@@ -82,6 +82,21 @@ _CHECKPOINT_CANNOT_FOLLOW = re.compile(
 )
 
 
+def streams_changing_table(model: str, upstream: str = "a table") -> str:
+    """A plain stream(ref(...)) of a table whose rows change in place, and the two reads that work."""
+    ref = f"ref('{upstream}')" if upstream != "a table" else "ref('<model>')"
+    return (
+        f"Model {model} reads {upstream} with stream(...), which reads a table's appends only, "
+        f"but {upstream}'s rows are updated and deleted in place (a cdc_table, or output_mode "
+        f"'update'), so the stream stops at the first such commit. Read its changes: "
+        f"`from {{{{ stream_changes({ref}) }}}}` gives every insert, update and delete once, with "
+        f"_change_type, _commit_version and _commit_timestamp (Delta's change data feed). Or "
+        f"read only what is appended: `from {{{{ stream_appends({ref}) }}}}` (Delta's "
+        f"skipChangeCommits: a commit that updates or deletes rows is skipped whole, the rows it "
+        f"inserts too)."
+    )
+
+
 _NOT_FOUND = re.compile(r"TABLE_OR_VIEW_NOT_FOUND\].*?(?P<name>`[^ ]+`)")
 
 
@@ -141,6 +156,8 @@ def explain(model: str, error: BaseException) -> StreamingModelError:
             f"`dbt run --full-refresh --select {model}+`; next time, rebuild an upstream model "
             f"with its readers: `dbt run --full-refresh --select <upstream>+`."
         )
+    if "DELTA_SOURCE_TABLE_IGNORE_CHANGES" in text or "DELTA_SOURCE_IGNORE_DELETE" in text:
+        return StreamingModelError(f"{streams_changing_table(model)}\nDelta said: {first_line[:400]}")
     if "Queries without streaming sources" in text:
         return StreamingModelError(
             f"Model {model} is a streaming_table but reads no stream. Read at least one input "

@@ -1,4 +1,4 @@
-"""A streaming_table or copy_into model's config, read once and checked whole before anything runs.
+"""A streaming_table, cdc_table or copy_into model's config, read once and checked whole before anything runs.
 
 dbt compiles a model before running it, and `dbt compile` does nothing else, so the ref() and
 source() overrides check the model being compiled here, and each materialisation reads its
@@ -9,17 +9,22 @@ Every error names the model, the setting and what is allowed. No Spark needed.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
 from python_runners.runtime.catalog import describe_trigger
-from python_runners.runtime.errors import ConfigError
+from python_runners.runtime.changes import CHANGE_DATA_FEED, ApplyChanges
+from python_runners.runtime.changes import SETTINGS as CDC_SETTINGS
+from python_runners.runtime.errors import ConfigError, streams_changing_table
 from python_runners.runtime.event_time import Dedupe, Watermark
 from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.runtime.sources.views import FILE_FORMATS, StreamSource
 from python_runners.runtime.triggers import AVAILABLE_NOW, Trigger
 
-STREAMING_MATERIALIZATIONS = ("streaming_table", "copy_into")
+STREAMING_MATERIALIZATIONS = ("streaming_table", "cdc_table", "copy_into")
+# The ones that run a streaming query, each with a checkpoint of its own.
+STREAM_MATERIALIZATIONS = ("streaming_table", "cdc_table")
 OUTPUT_MODES = ("append", "complete", "update")
 _TRUE, _FALSE = (True, "true", "True"), (False, None, "false", "False")
 
@@ -54,6 +59,8 @@ class ModelConfig:
     model_trigger: Trigger = AVAILABLE_NOW  # the model's own
     watermarks: tuple[Watermark, ...] = ()
     dedupe: Optional[Dedupe] = None
+    # cdc_table
+    changes: Optional[ApplyChanges] = None
     # copy_into
     force: bool = False
 
@@ -66,11 +73,27 @@ class ModelConfig:
         """Table properties `dbt docs generate` shows for the model (catalog.py)."""
         if self.materialized == "copy_into":
             return {"copy_into.load_log": self.checkpoint}
-        return {
+        shown = {
             "streaming.output_mode": self.output_mode,
             "streaming.trigger": describe_trigger(self.trigger, self.model_trigger),
             "streaming.checkpoint": self.checkpoint,
         }
+        if self.changes is not None:
+            shown["streaming.output_mode"] = f"apply changes ({self.changes.stored_as})"
+            shown.update(self.changes.documented())
+        if self.keeps_rows_by_merge and CHANGE_DATA_FEED not in self.tblproperties:
+            # Rows change in place, so readers downstream stream the table's changes.
+            shown[CHANGE_DATA_FEED] = "true"
+        return shown
+
+    def companion_tables(self, table: str) -> list[str]:
+        """Tables kept beside the model's that a full refresh drops with it (scd1 tombstones)."""
+        return self.changes.companion_tables(table) if self.changes is not None else []
+
+    @property
+    def keeps_rows_by_merge(self) -> bool:
+        """Rows updated and deleted in place: not an append-only table to stream from."""
+        return self.changes is not None or self.output_mode == "update"
 
 
 def read_model_config(
@@ -100,8 +123,12 @@ def read_model_config(
             checkpoint=_checkpoint_of(node, "load_log_location"),
             force=_force(name, config.get("force", run_vars.get("copy_into_force"))),
         )
-    _refuse_unknown_keys(name, config)
+    _refuse_unknown_keys(name, materialized, config)
     output_mode = config.get("output_mode") or "append"
+    changes = None
+    if materialized == "cdc_table":
+        changes = ApplyChanges.from_config(name, config)
+        output_mode = _cdc_output_mode(name, output_mode, config)
     if output_mode not in OUTPUT_MODES:
         raise ModelConfigError(
             f"Model {name}: output_mode {output_mode!r} is not supported by streaming_table. "
@@ -115,6 +142,7 @@ def read_model_config(
             "by unique_key. Set unique_key to the columns that identify a row (the GROUP BY "
             "columns, window included), e.g. unique_key=['device_id']."
         )
+    _refuse_streams_of_changing_tables(node, graph)
     model_trigger = _trigger(name, config.get("trigger"))
     run_wide = run_vars.get("stream_trigger")
     return ModelConfig(
@@ -126,7 +154,39 @@ def read_model_config(
         model_trigger=model_trigger,
         watermarks=Watermark.list_from_config(name, config.get("watermark")),
         dedupe=Dedupe.from_config(name, config.get("dedupe")),
+        changes=changes,
     )
+
+
+# stream({{ ref('m') }}) with no options after it: a read of the table's appends only.
+_PLAIN_STREAM_OF_REF = re.compile(
+    r"\bstream\s*\(\s*\{\{\s*ref\(\s*['\"]([^'\"]+)['\"]\s*\)\s*\}\}\s*\)(?!\s*with\b)", re.I
+)
+
+
+def _refuse_streams_of_changing_tables(node: Mapping[str, Any], graph: Mapping[str, Any]) -> None:
+    """Caught while compiling, before the reader's first run fails at the upstream's first update."""
+    read = set(_PLAIN_STREAM_OF_REF.findall(node.get("raw_code") or ""))
+    for other in (graph.get("nodes") or {}).values():
+        if other["resource_type"] != "model" or other["name"] not in read:
+            continue
+        config = other["config"]
+        if config.get("materialized") == "cdc_table" or (
+            config.get("materialized") == "streaming_table" and config.get("output_mode") == "update"
+        ):
+            raise ModelConfigError(streams_changing_table(node["name"], other["name"]))
+
+
+def _cdc_output_mode(model: str, output_mode: str, config: Mapping[str, Any]) -> str:
+    """A cdc_table applies each change row as it arrives (append); a folder's +output_mode:
+    append is fine, an aggregate's mode is not."""
+    if output_mode != "append" or config.get("unique_key"):
+        raise ModelConfigError(
+            f"Model {model}: a cdc_table applies a feed of change rows by keys and "
+            f"sequence_by; output_mode {output_mode!r} and unique_key do not apply. Remove them "
+            "(keys names the columns that identify a row)."
+        )
+    return output_mode
 
 
 # Streaming settings dbt itself does not know: a key that looks like one of them is a typo.
@@ -137,17 +197,26 @@ _LOOKALIKES = {
     "deduplicate": "dedupe", "checkpoint": "checkpoint_location", "checkpoint_path": "checkpoint_location",
     "checkpointlocation": "checkpoint_location", "unique_keys": "unique_key", "partitioned_by": "partition_by",
 }
+_CDC_LOOKALIKES = {
+    "key": "keys", "unique_key": "keys", "sequence": "sequence_by", "sequenced_by": "sequence_by", "order_by": "sequence_by",
+    "scd_type": "stored_as", "storedas": "stored_as", "apply_as_delete": "apply_as_deletes",
+    "except_column": "except_columns", "ignore_null_update": "ignore_null_updates",
+    "track_history_column": "track_history_columns",
+    "track_history_except_column": "track_history_except_columns",
+}
 
 
-def _refuse_unknown_keys(model: str, config: Mapping[str, Any]) -> None:
+def _refuse_unknown_keys(model: str, materialized: str, config: Mapping[str, Any]) -> None:
     """dbt keeps any key in a model's config, so a misspelt streaming setting would be ignored."""
+    lookalikes = {**_LOOKALIKES, **(_CDC_LOOKALIKES if materialized == "cdc_table" else {})}
+    settings = [*_STREAMING_KEYS, *(CDC_SETTINGS if materialized == "cdc_table" else ["unique_key"])]
     for key in config:
-        meant = _LOOKALIKES.get(str(key).lower())
-        if meant and meant not in config:
+        meant = lookalikes.get(str(key).lower())
+        if meant and meant not in config and not (key == "unique_key" and not config.get(key)):
             raise ModelConfigError(
-                f"Model {model}: config {key!r} is not a streaming_table setting; did you mean "
-                f"{meant!r}? Streaming settings: {', '.join(_STREAMING_KEYS)}, unique_key, "
-                "partition_by, tblproperties, on_schema_change."
+                f"Model {model}: config {key!r} is not a {materialized} setting; did you mean "
+                f"{meant!r}? Streaming settings: {', '.join(settings)}, partition_by, "
+                "tblproperties, on_schema_change."
             )
 
 
@@ -218,7 +287,7 @@ def _check_one_streaming_reader(source: str, nodes: Iterable[Mapping[str, Any]])
     readers = [
         node["name"] for node in nodes
         if node["resource_type"] == "model"
-        and node["config"].get("materialized") == "streaming_table"
+        and node["config"].get("materialized") in STREAM_MATERIALIZATIONS
         and source in (".".join(read) for read in node.get("sources") or ())
     ]
     if len(readers) > 1:
@@ -283,7 +352,7 @@ def _own_checkpoint(node: Mapping[str, Any], nodes: Iterable[Mapping[str, Any]])
         other["name"]
         for other in nodes
         if other["resource_type"] == "model"
-        and other["config"].get("materialized") == "streaming_table"
+        and other["config"].get("materialized") in STREAM_MATERIALIZATIONS
         and other["unique_id"] != node["unique_id"]
         and _checkpoint_of(other) == checkpoint
     ]

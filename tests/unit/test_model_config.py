@@ -74,6 +74,8 @@ def test_every_setting_is_read_once_into_its_type():
         "streaming.output_mode": "update",
         "streaming.trigger": "processing time, every 5 seconds",
         "streaming.checkpoint": config.checkpoint,
+        # rows change in place: readers downstream stream its changes
+        "delta.enableChangeDataFeed": "true",
     }
 
 

@@ -49,7 +49,7 @@ def merge_batch(
         finally:
             session.catalog.dropTempView(view)
     finally:
-        _release(source)
+        release(source)
 
 
 @contextmanager
@@ -68,7 +68,7 @@ def source_already_materialized(spark: SparkSession) -> Iterator[None]:
             spark.conf.set(MATERIALIZE_SOURCE, before)
 
 
-def _release(checkpointed: DataFrame) -> None:
+def release(checkpointed: DataFrame) -> None:
     """Free the checkpointed rows now rather than when the JVM's garbage collector gets to them
     (Spark's cleaner then drops them); the plan of a local checkpoint is the RDD's LogicalRDD."""
     try:

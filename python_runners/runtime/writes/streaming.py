@@ -21,6 +21,9 @@ from python_runners.runtime import catalog as streaming_catalog
 from python_runners.runtime.event_time import Dedupe
 from python_runners.runtime.writes.idempotent_batches import appending_once
 from python_runners.runtime.writes.merge import merge_writer
+from python_runners.runtime.writes.apply_changes import applying_changes, create_tables_if_missing
+from python_runners.runtime.writes.change_rows import FeedShape
+from python_runners.runtime.changes import ApplyChanges
 from python_runners.runtime.session import claim_lakehouse_for
 from python_runners.runtime.model_config import ModelConfig
 from python_runners.runtime.errors import StreamingModelError, explain
@@ -42,6 +45,7 @@ class StreamingWrite:
     unique_key: Sequence[str] = ()
     append_new_columns: bool = False  # on_schema_change: append_new_columns
     documented: Mapping[str, str] = field(default_factory=dict)  # table properties for the docs
+    changes: ApplyChanges | None = None  # a cdc_table's feed settings
 
     @classmethod
     def of_model(cls, config: ModelConfig, source_view: str, target_table: str) -> "StreamingWrite":
@@ -59,6 +63,7 @@ class StreamingWrite:
             unique_key=config.unique_key,
             append_new_columns=config.append_new_columns,
             documented=config.documented(),
+            changes=config.changes,
         )
 
     @property
@@ -139,17 +144,27 @@ def start_streaming_write(
     checkpoints.check_matches_table(
         spark, write.model, write.target_table, write.checkpoint, table_exists
     )
+    properties = {**write.table_properties, **write.documented}
     try:
-        delta_tables.create_if_missing(
-            spark, write.target_table, frame.schema, write.partition_by,
-            {**write.table_properties, **write.documented}, exists=table_exists,
-        )
+        if write.changes is None:
+            delta_tables.create_if_missing(
+                spark, write.target_table, frame.schema, write.partition_by, properties,
+                exists=table_exists,
+            )
         writer = (
             frame.writeStream.queryName(write.query_name)
             .outputMode(write.output_mode)
             .option("checkpointLocation", write.checkpoint)
             .trigger(**write.trigger.writer_kwargs())
         )
+        if write.changes is not None:
+            shape = FeedShape(write.changes, frame.schema)
+            create_tables_if_missing(
+                spark, shape, write.target_table, write.partition_by, properties, table_exists
+            )
+            return writer.foreachBatch(
+                applying_changes(write.checkpoint, write.target_table, shape)
+            ).start()
         if write.output_mode == "update":
             return writer.foreachBatch(
                 merge_writer(write.checkpoint, write.target_table, write.unique_key)

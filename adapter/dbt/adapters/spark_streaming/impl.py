@@ -106,7 +106,8 @@ class SparkStreamingAdapter(SparkAdapter):
             sql = runtime.without_empty_refs(sql)
         self.connections.register_source_views(sql)
         runtime.create_stream_view(
-            self._spark(), config.model, sql, view, config.watermarks, config.output_mode
+            self._spark(), config.model, sql, view, config.watermarks, config.output_mode,
+            config.changes,
         )
 
     @available
@@ -121,9 +122,11 @@ class SparkStreamingAdapter(SparkAdapter):
         so the models that read it can be checked too; True if it was created. The next run
         streams into it from the start of its input, as into any new table."""
         spark = self._spark()
+        schema = spark.table(source_view).schema
+        if config.changes is not None:
+            schema = runtime.FeedShape(config.changes, schema).table_schema()
         return runtime.create_table_if_missing(
-            spark, target_table, spark.table(source_view).schema, config.partition_by,
-            dict(config.tblproperties),
+            spark, target_table, schema, config.partition_by, dict(config.tblproperties)
         )
 
     @available
@@ -159,10 +162,14 @@ class SparkStreamingAdapter(SparkAdapter):
 
     @available
     @reported_to_dbt
-    def reset_streaming_table(self, target_table: str, checkpoint: str) -> None:
-        """Full refresh: the table and its checkpoint (or load log) go together, so it starts over."""
+    def reset_streaming_table(
+        self, target_table: str, checkpoint: str, companion_tables: Iterable[str] = ()
+    ) -> None:
+        """Full refresh: the table, the tables kept beside it and its checkpoint (or load log)
+        go together, so it starts over."""
         spark = self._spark()
-        runtime.drop_table_if_exists(spark, target_table)
+        for table in [target_table, *companion_tables]:
+            runtime.drop_table_if_exists(spark, table)
         runtime.delete_checkpoint(spark, checkpoint)
 
     @available

@@ -22,7 +22,7 @@
 #}
 {% macro check_streaming_model() %}
     {%- if execute and model is mapping and model.get('resource_type') == 'model' -%}
-        {%- if model.get('config', {}).get('materialized') in ['streaming_table', 'copy_into'] -%}
+        {%- if model.get('config', {}).get('materialized') in ['streaming_table', 'cdc_table', 'copy_into'] -%}
             {%- do streaming_model_config() -%}
         {%- endif -%}
     {%- endif -%}

@@ -18,6 +18,12 @@
     on_schema_change     'fail' (default) or 'append_new_columns' (new columns join the table)
 #}
 {% materialization streaming_table, adapter='spark_streaming' %}
+    {{ return(streaming_query_materialization()) }}
+{% endmaterialization %}
+
+
+{#- What streaming_table and cdc_table run: the model's query as a stream into its table. -#}
+{% macro streaming_query_materialization() %}
     {%- set target_relation = this.incorporate(type='table') -%}
     {%- set settings = streaming_model_config() -%}
     {%- set source_view = model['name'] ~ '__stream_src' -%}
@@ -38,7 +44,9 @@
         ) -%}
     {%- else -%}
         {%- if should_full_refresh() -%}
-            {%- do adapter.reset_streaming_table(target_relation.render(), settings.checkpoint) -%}
+            {%- do adapter.reset_streaming_table(
+                target_relation.render(), settings.checkpoint, settings.companion_tables(target_relation.render())
+            ) -%}
         {%- endif -%}
 
         {%- set summary = adapter.run_streaming_write(settings, source_view, target_relation.render()) -%}
@@ -51,4 +59,4 @@
     {{ run_hooks(post_hooks) }}
 
     {{ return({'relations': [target_relation]}) }}
-{% endmaterialization %}
+{% endmacro %}

@@ -1,0 +1,118 @@
+"""stored_as='scd1': each key's latest change by sequence_by, merged into the table.
+
+Per batch: the latest change per key wins (several changes to one key in a batch are one). The
+MERGE applies a change only if its sequence is newer than the row's, so a late, older change
+never overwrites a newer one and a repeated change is a no-op. A delete removes the row and is
+remembered (tombstones.py): a later-arriving change older than the delete is dropped instead of
+bringing the row back. A truncate (apply_as_truncates) deletes every row older than it, and
+every change older than it, then and later.
+
+The table's MERGE commits first, then the tombstones'; each carries the batch's transaction id,
+so a batch replayed after a crash skips what was already committed, and the table's MERGE reads
+the tombstones as they were before this batch either way.
+"""
+
+from __future__ import annotations
+
+from delta.tables import DeltaTable
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from python_runners.runtime.writes.change_rows import DELETE, SEQ, TRUNCATE, FeedShape
+from python_runners.runtime.writes.tombstones import remember_deletes
+from python_runners.runtime.writes.tombstones import tombstones as remembered
+
+
+def apply_scd1(rows: DataFrame, shape: FeedShape, table: str) -> list:
+    """The batch's changes merged into `table`; returns the frames to release afterwards."""
+    session = rows.sparkSession
+    keys = list(shape.changes.keys)
+    tombstones = session.table(shape.changes.tombstones_table(table))
+    truncated_at = _truncated_at(rows, tombstones, bool(shape.changes.apply_as_truncates))
+    changes = rows.filter(~F.col(TRUNCATE))
+    if truncated_at is not None:
+        changes = changes.filter(F.col(SEQ) > F.lit(truncated_at))
+    latest = _latest_per_key(changes, shape)
+    deleted = remembered(session, shape, table).select(*keys, F.col(SEQ).alias("__deleted_seq"))
+    source = (
+        latest.join(deleted, keys, "left")
+        .filter(F.col(DELETE) | F.col("__deleted_seq").isNull() | (F.col(SEQ) > F.col("__deleted_seq")))
+        .drop("__deleted_seq")
+        .localCheckpoint(eager=True)
+    )
+    target_seq = shape.sequence_of("target")
+    newer = F.col(f"batch.{SEQ}") > target_seq
+    merge = (
+        DeltaTable.forName(session, table).alias("target")
+        .merge(source.alias("batch"), _keys_match(keys))
+        .whenMatchedDelete(condition=F.col(f"batch.{DELETE}") & newer)
+        .whenMatchedUpdate(condition=~F.col(f"batch.{DELETE}") & newer, set=_updates(shape))
+        .whenNotMatchedInsert(
+            condition=~F.col(f"batch.{DELETE}"),
+            values={column: F.col(f"batch.`{column}`") for column in shape.stored},
+        )
+    )
+    batch_truncate = _batch_truncate(rows) if shape.changes.apply_as_truncates else None
+    if batch_truncate is not None:
+        merge = merge.whenNotMatchedBySourceDelete(condition=target_seq <= F.lit(batch_truncate))
+    merge.execute()
+    remember_deletes(rows, shape, table, batch_truncate)
+    return [rows, source]
+
+
+def _latest_per_key(changes: DataFrame, shape: FeedShape) -> DataFrame:
+    keys = list(shape.changes.keys)
+    by_key = Window.partitionBy(*keys)
+    latest = (
+        changes.withColumn("__n", F.row_number().over(by_key.orderBy(F.col(SEQ).desc())))
+        .filter("__n = 1").drop("__n")
+    )
+    if not shape.changes.ignore_null_updates:
+        return latest.withColumn("__fresh", F.lit(True))
+    # Each column's last non-null value among the upserts after the batch's last delete of the
+    # key; `__fresh`: the key was deleted in this batch, so no value is kept from the table.
+    last_delete = F.max(F.when(F.col(DELETE), F.col(SEQ))).over(by_key)
+    upserts = (
+        changes.withColumn("__last_delete", last_delete)
+        .filter(~F.col(DELETE) & (F.col("__last_delete").isNull() | (F.col(SEQ) > F.col("__last_delete"))))
+    )
+    filled = upserts.groupBy(*keys).agg(
+        *[F.max_by(F.col(c), F.when(F.col(c).isNotNull(), F.col(SEQ))).alias(c) for c in shape.values],
+        F.max(F.col("__last_delete").isNotNull()).alias("__fresh"),
+    )
+    deletes = latest.filter(F.col(DELETE)).withColumn("__fresh", F.lit(True))
+    upserted = latest.filter(~F.col(DELETE)).select(*keys, SEQ, DELETE, TRUNCATE).join(filled, keys)
+    return deletes.unionByName(upserted)
+
+
+def _updates(shape: FeedShape) -> dict[str, Column]:
+    updates = {}
+    for column in shape.values:
+        value = F.col(f"batch.`{column}`")
+        if shape.changes.ignore_null_updates and column not in shape.changes.sequence_by:
+            value = F.when(F.col("batch.__fresh"), value).otherwise(
+                F.coalesce(value, F.col(f"target.`{column}`"))
+            )
+        updates[column] = value
+    return updates
+
+
+def _keys_match(keys: list[str]) -> Column:
+    condition = None
+    for key in keys:
+        match = F.col(f"target.`{key}`") == F.col(f"batch.`{key}`")
+        condition = match if condition is None else condition & match
+    return condition
+
+
+def _batch_truncate(rows: DataFrame):
+    return rows.filter(F.col(TRUNCATE)).agg(F.max(SEQ)).first()[0]
+
+
+def _truncated_at(rows: DataFrame, tombstones: DataFrame, truncates: bool):
+    """The latest truncate seen, this batch's or an earlier one's: older changes are gone."""
+    if not truncates:
+        return None
+    seen = [_batch_truncate(rows), tombstones.filter(F.col(TRUNCATE)).agg(F.max(SEQ)).first()[0]]
+    seen = [value for value in seen if value is not None]
+    return max(seen) if seen else None

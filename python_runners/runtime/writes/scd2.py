@@ -1,0 +1,122 @@
+"""stored_as='scd2': every version of a key, valid from `__start_at` until `__end_at` (null while
+current), both values of sequence_by.
+
+Per batch, the history of each key the batch touches is worked out again from its versions in
+the table and the batch's changes, in sequence order: every upsert starts a version (with
+track_history_columns, only one whose tracked columns differ from the version before it, or
+that follows a delete; one that changes only untracked columns updates the version it falls
+in); a delete ends the version before it. So
+several changes to one key in a batch are several versions, a late change lands in its place
+in the history and its neighbours' validity is fixed, and a repeated change (same key and
+sequence) is a no-op. Only the versions that differ from the table's are merged, under the
+batch's transaction id, so a batch replayed after a crash changes nothing.
+"""
+
+from __future__ import annotations
+
+from delta.tables import DeltaTable
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from python_runners.runtime.writes.change_rows import DELETE, SEQ, FeedShape
+from python_runners.runtime.writes.tombstones import remember_deletes, tombstones
+
+_PRIORITY, _REMOVE = "__priority", "__remove"
+
+
+def apply_scd2(rows: DataFrame, shape: FeedShape, table: str) -> list:
+    """The batch's changes merged into `table`'s history; returns the frames to release."""
+    session = rows.sparkSession
+    changes = shape.changes
+    keys, start, end = list(changes.keys), changes.start_at_column, changes.end_at_column
+    columns = [*shape.stored, start, end]
+    touched = rows.select(*keys).distinct()
+    existing = session.table(table).join(F.broadcast(touched), keys, "left_semi")
+    deleted = tombstones(session, shape, table).join(F.broadcast(touched), keys, "left_semi")
+    history = _history(_events(rows, existing, deleted, shape), shape)
+    source = (
+        history.select(*columns).subtract(existing.select(*columns)).withColumn(_REMOVE, F.lit(False))
+        .unionByName(
+            existing.select(*columns).join(history.select(*keys, start), [*keys, start], "left_anti")
+            .withColumn(_REMOVE, F.lit(True))
+        )
+        .localCheckpoint(eager=True)
+    )
+    if source.isEmpty():  # repeats, or deletes of what was already deleted: only remembered
+        remember_deletes(rows, shape, table)
+        return [rows, source]
+    match = F.col(f"target.`{start}`") == F.col(f"batch.`{start}`")
+    for key in keys:
+        match = match & (F.col(f"target.`{key}`") == F.col(f"batch.`{key}`"))
+    every_column = {column: F.col(f"batch.`{column}`") for column in columns}
+    (
+        DeltaTable.forName(session, table).alias("target")
+        .merge(source.alias("batch"), match)
+        .whenMatchedDelete(condition=F.col(f"batch.{_REMOVE}"))
+        .whenMatchedUpdate(set=every_column)
+        .whenNotMatchedInsert(condition=~F.col(f"batch.{_REMOVE}"), values=every_column)
+        .execute()
+    )
+    remember_deletes(rows, shape, table)
+    return [rows, source]
+
+
+def _events(rows: DataFrame, existing: DataFrame, deleted: DataFrame, shape: FeedShape) -> DataFrame:
+    """The touched keys' changes: their versions in the table read back as upserts, their
+    deletes (ends no version follows, and the tombstones), with the batch's; a change already
+    in the table wins over its repeat (its untracked columns may have been updated since)."""
+    changes = shape.changes
+    keys, start, end = list(changes.keys), changes.start_at_column, changes.end_at_column
+    values = shape.values
+    nothing = [F.lit(None).cast(rows.schema[c].dataType).alias(c) for c in values]
+    upserts = existing.select(*keys, *values, F.col(start).alias(SEQ), F.lit(False).alias(DELETE))
+    ends = (
+        existing.filter(F.col(end).isNotNull()).select(*keys, F.col(end).alias(SEQ))
+        .join(existing.select(*keys, F.col(start).alias(SEQ)), [*keys, SEQ], "left_anti")
+        .unionByName(deleted.select(*keys, SEQ))
+        .select(*keys, *nothing, SEQ, F.lit(True).alias(DELETE))
+    )
+    known = upserts.unionByName(ends).withColumn(_PRIORITY, F.lit(0))
+    arriving = rows.select(*keys, *values, SEQ, DELETE).withColumn(_PRIORITY, F.lit(1))
+    first = Window.partitionBy(*keys, SEQ).orderBy(_PRIORITY)
+    return (
+        known.unionByName(arriving)
+        .withColumn("__n", F.row_number().over(first)).filter("__n = 1").drop("__n", _PRIORITY)
+    )
+
+
+def _history(events: DataFrame, shape: FeedShape) -> DataFrame:
+    """The versions the events make, per key, in sequence order."""
+    changes = shape.changes
+    keys, start, end = list(changes.keys), changes.start_at_column, changes.end_at_column
+    in_order = Window.partitionBy(*keys).orderBy(SEQ)
+    so_far = in_order.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    counted = lambda flag: F.sum(F.when(flag, 1).otherwise(0)).over(so_far)  # noqa: E731
+    if changes.ignore_null_updates:
+        # A null keeps the value before it, within the stretch since the key's last delete.
+        events = events.withColumn("__alive_since", counted(F.col(DELETE)))
+        stretch = Window.partitionBy(*keys, "__alive_since").orderBy(SEQ).rowsBetween(
+            Window.unboundedPreceding, Window.currentRow
+        )
+        events = events.select(
+            *keys, *[F.last(F.col(c), ignorenulls=True).over(stretch).alias(c) for c in shape.values],
+            SEQ, DELETE,
+        )
+    previous_delete = F.lag(F.col(DELETE)).over(in_order)
+    changed = F.lit(True)  # every column tracked: every change is a version
+    if changes.tracks_some_columns:
+        tracked = F.struct(*[F.col(c) for c in shape.tracked])
+        changed = ~tracked.eqNullSafe(F.lag(tracked).over(in_order))
+    starts_version = ~F.col(DELETE) & (previous_delete.isNull() | previous_delete | changed)
+    grouped = events.withColumn("__version", counted(F.col(DELETE) | starts_version))
+    versions = grouped.groupBy(*keys, "__version").agg(
+        F.min(SEQ).alias(start),
+        F.max(F.col(DELETE)).alias(DELETE),
+        F.max_by(F.struct(*[F.col(c) for c in shape.values]), F.col(SEQ)).alias("__latest"),
+    )
+    by_start = Window.partitionBy(*keys).orderBy(start)
+    return (
+        versions.withColumn(end, F.lead(F.col(start)).over(by_start))
+        .filter(~F.col(DELETE))
+        .select(*keys, *[F.col(f"__latest.`{c}`").alias(c) for c in shape.values], start, end)
+    )

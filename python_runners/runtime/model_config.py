@@ -212,7 +212,7 @@ def _refuse_unknown_keys(model: str, materialized: str, config: Mapping[str, Any
     settings = [*_STREAMING_KEYS, *(CDC_SETTINGS if materialized == "cdc_table" else ["unique_key"])]
     for key in config:
         meant = lookalikes.get(str(key).lower())
-        if meant and meant not in config and not (key == "unique_key" and not config.get(key)):
+        if meant and config.get(meant) in (None, "", [], ()) and config.get(key) not in (None, "", [], ()):
             raise ModelConfigError(
                 f"Model {model}: config {key!r} is not a {materialized} setting; did you mean "
                 f"{meant!r}? Streaming settings: {', '.join(settings)}, partition_by, "

@@ -3,6 +3,8 @@ SCD type 1 (scd1.py) or type 2 (scd2.py), under the batch's Delta transaction id
 
 from __future__ import annotations
 
+from functools import partial
+
 from pyspark.sql import DataFrame, SparkSession
 
 from python_runners.runtime import delta_tables
@@ -23,21 +25,22 @@ def create_tables_if_missing(
     delta_tables.create_if_missing(spark, shape.changes.tombstones_table(table), shape.tombstones_schema())
 
 
+def apply_change_batch(batch: DataFrame, batch_id: int, app_id: str, table: str, shape: FeedShape) -> None:
+    """One micro-batch of the feed applied; a replay of a committed batch changes nothing."""
+    session = batch.sparkSession
+    rows = change_rows(batch, shape, batch_id)
+    used = [rows]
+    try:
+        if rows.isEmpty():
+            return
+        apply = apply_scd1 if shape.changes.stored_as == "scd1" else apply_scd2
+        with delta_transaction(session, app_id, batch_id), source_already_materialized(session):
+            used = apply(rows, shape, table)
+    finally:
+        for frame in used:
+            release(frame)
+
+
 def applying_changes(checkpoint: str, table: str, shape: FeedShape):
     """The foreachBatch function of a cdc_table model."""
-    apply = apply_scd1 if shape.changes.stored_as == "scd1" else apply_scd2
-
-    def apply_batch(batch: DataFrame, batch_id: int, app_id: str) -> None:
-        session = batch.sparkSession
-        rows = change_rows(batch, shape, batch_id)
-        used = [rows]
-        try:
-            if rows.isEmpty():
-                return
-            with delta_transaction(session, app_id, batch_id), source_already_materialized(session):
-                used = apply(rows, shape, table)
-        finally:
-            for frame in used:
-                release(frame)
-
-    return once_per_batch(checkpoint, apply_batch)
+    return once_per_batch(checkpoint, partial(apply_change_batch, table=table, shape=shape))

@@ -90,8 +90,11 @@ def change_rows(batch: DataFrame, shape: FeedShape, batch_id: int) -> DataFrame:
     or a sequence cannot be placed, so the batch fails rather than dropping it."""
     changes = shape.changes
     flag = lambda condition: F.coalesce(F.expr(condition), F.lit(False)) if condition else F.lit(False)  # noqa: E731
+    truncate = flag(changes.apply_as_truncates)
     unplaceable = F.lit(False)
-    for column in (*changes.keys, *changes.sequence_by):
+    for column in changes.keys:  # a truncate is of every key: it needs none
+        unplaceable = unplaceable | (batch[column].isNull() & ~truncate)
+    for column in changes.sequence_by:
         unplaceable = unplaceable | batch[column].isNull()
     observation = Observation(f"cdc_rows_{batch_id}")
     observed = batch.observe(observation, F.count(F.when(unplaceable, 1)).alias("unplaceable"))

@@ -16,7 +16,7 @@ from python_runners.testing.cdc_reference import scd1, scd2
 from python_runners.testing.landing import land_json_lines
 from python_runners.testing.pipeline_process import PipelineProcess
 from python_runners.testing.separate_lakehouse import separate_lakehouse_env
-from dbt_results import failure_messages
+from dbt_results import failure_messages, rows_processed
 from streaming_projects import write_streaming_project
 
 SCHEMA = "cdc"
@@ -124,6 +124,8 @@ def test_scd1_and_scd2_equal_the_feed_worked_out_in_python_after_each_landing(
 
         result = dbt("run", project_dir=str(project))
         assert result.success, failure_messages(result)
+        processed = rows_processed(result)
+        assert (processed["patients"], processed["patient_history"]) == (len(changes), len(changes))
 
         expected_scd1 = scd1(landed, KEYS, SEQUENCE, is_delete, STORED)
         assert rows_of(spark, f"{SCHEMA}.patients", STORED) == as_tuples(expected_scd1, STORED), number
@@ -191,3 +193,24 @@ def test_runs_killed_on_the_cdc_tables_commits_apply_each_change_once(spark, tmp
     seen = spark.read.format("delta").load(str(tables["patient_changes_seen"])).collect()
     assert replayed(seen) == {row[0]: row for row in read("patients", STORED)}
     assert max(Counter((r["_commit_version"], r["mrn"], r["_change_type"]) for r in seen).values()) == 1
+
+
+@pytest.mark.parametrize("setting, value", [
+    ("track_history_columns", "['room']"),
+    ("apply_as_deletes", "\"operation = 'D'\""),
+])
+def test_a_setting_naming_what_the_query_lacks_fails_before_anything_runs(
+    spark, dbt, tmp_path, setting, value
+):
+    model = (
+        "{{ config(materialized='cdc_table', keys='mrn', sequence_by='lsn', stored_as='scd2', "
+        f"{setting}={value}) }}}}\nselect mrn, ward, op, lsn from {{{{ source('landing', 'patient_changes') }}}}"
+    )
+    project = write_streaming_project(tmp_path / "bad", "cdc_bad", SCHEMA, {"bad_history": model}, SOURCES)
+
+    result = dbt("run", project_dir=str(project))
+
+    assert not result.success
+    message = failure_messages(result)
+    assert "Model bad_history" in message and setting in message
+    assert not spark.catalog.tableExists(f"{SCHEMA}.bad_history")

@@ -21,7 +21,7 @@ from sqlfluff.core import FluffConfig, Linter
 from python_runners.ops.dbt_invocation import run_dbt, target_args
 from python_runners.runtime.errors import ConfigError, cannot_run
 from python_runners.runtime.lakehouse import REPO_ROOT
-from python_runners.runtime.model_config import read_model_config
+from python_runners.runtime.model_config import STREAM_MATERIALIZATIONS, read_model_config
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def streaming_models(project_dir: Path) -> list[StreamingModel]:
             _streaming_model(node, graph, project_dir)
             for node in graph["nodes"].values()
             if node["resource_type"] == "model"
-            and node["config"].get("materialized") == "streaming_table"
+            and node["config"].get("materialized") in STREAM_MATERIALIZATIONS
         ),
         key=lambda model: str(model.path),
     )

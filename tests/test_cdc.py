@@ -214,3 +214,21 @@ def test_a_setting_naming_what_the_query_lacks_fails_before_anything_runs(
     message = failure_messages(result)
     assert "Model bad_history" in message and setting in message
     assert not spark.catalog.tableExists(f"{SCHEMA}.bad_history")
+
+
+def test_a_stream_of_a_table_whose_rows_changed_fails_naming_both_reads(spark, dbt, tmp_path):
+    spark.sql("create schema if not exists cdc_raw")
+    spark.sql("drop table if exists cdc_raw.wards")
+    spark.sql("create table cdc_raw.wards (mrn bigint, ward string) using delta")
+    spark.sql("insert into cdc_raw.wards values (1, 'A')")
+    project = write_streaming_project(
+        tmp_path / "raw", "cdc_raw_reader", SCHEMA, {"ward_reader": "select * from stream(cdc_raw.wards)"}
+    )
+    assert dbt("run", project_dir=str(project)).success
+    spark.sql("update cdc_raw.wards set ward = 'B' where mrn = 1")
+
+    result = dbt("run", project_dir=str(project))
+
+    assert not result.success
+    message = failure_messages(result)
+    assert "Model ward_reader" in message and "stream_changes" in message and "stream_appends" in message

@@ -1,4 +1,5 @@
-"""What `dbt docs generate` shows of a streaming model: its output mode, trigger and checkpoint.
+"""What `dbt docs generate` shows of a streaming model: its output mode, trigger and checkpoint
+(and a cdc_table's keys, sequence and how it is stored).
 
 The materialisation records them on the model's Delta table as table properties (only when they
 change, as each change is a Delta commit); the adapter reads them back when dbt builds its
@@ -20,6 +21,10 @@ SHOWN = {
     "streaming.trigger": "Trigger",
     "streaming.checkpoint": "Checkpoint",
     "copy_into.load_log": "Load log",
+    "cdc.stored_as": "Stored as",
+    "cdc.keys": "Keys",
+    "cdc.sequence_by": "Sequence by",
+    "cdc.apply_as_deletes": "Deletes",
 }
 
 

@@ -12,7 +12,7 @@ KAFKA_JARS := .jars-kafka-broker/.complete
 KILLS ?= 20
 SEED ?= 1
 
-.PHONY: setup kafka-jars run lint test test-fast test-unit serve status stop report chaos cluster-start cluster-run cluster-stop bench bench-run-cost bench-modes bench-latency bench-soak clean
+.PHONY: setup kafka-jars run lint test test-fast test-unit serve status stop report chaos cluster-start cluster-run cluster-stop bench bench-run-cost bench-modes bench-cdc bench-latency bench-soak clean
 
 setup: $(INSTALLED) $(JARS) $(KAFKA_JARS)
 
@@ -111,6 +111,11 @@ bench-run-cost: setup
 # Per-batch time of output_mode update (MERGE) vs complete at 10k, 100k and 1M keys (a benchmark, not a test).
 bench-modes: setup
 	$(BIN)/python -m bench.update_vs_complete
+
+# Per-batch time of a cdc_table's apply (SCD1 and SCD2 by MERGE) at 100k and 1M keys with 1% of them
+# changed a batch, and where it goes; about 10 minutes on 2 cores; rewrites section 8 of docs/BENCHMARKS.md.
+bench-cdc: setup
+	$(BIN)/python -m bench.cdc_apply $(BENCH_ARGS)
 
 # Always-on latency (three hops, then all nine models) with its per-hop, per-phase breakdown, and
 # update vs complete at 1M keys; about 15 minutes; rewrites sections 3 and 5 of docs/BENCHMARKS.md.

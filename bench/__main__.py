@@ -6,7 +6,8 @@ part's raw results to .lakehouse/bench/results/. The last two lines printed sum 
 `bench: recompute_over_incremental=<x> at H=<rows> dbt_over_handwritten=<x> latency_p50_ms=<n>` and
 `bench run-cost: noop_over_start=<x> recompute_over_incremental=<x>@1M <x>@10M ...` (part 6, after
 a line per target saying whether it is met). `--parts run_cost` (`make bench-run-cost`, with
-`--quick`) runs part 6 alone and rewrites only its section of docs/BENCHMARKS.md.
+`--quick`) runs part 6 alone and rewrites only its section of docs/BENCHMARKS.md; so does
+`--parts cdc` (section 8, `make bench-cdc` runs the same alone), and `--parts run_cost,cdc` both.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench.benchmarks_doc import (
-    body, document, replace_section, run_cost_section, run_cost_section_of, summary_line,
+    CDC_HEADING, RUN_COST_HEADING, body, cdc_section, document, replace_section, run_cost_section,
+    section_of, summary_line,
 )
 from bench.child_process import child_result
 from bench.fresh_lakehouse import empty_folder
@@ -32,7 +34,10 @@ from bench.run_cost_figures import figures, target_lines
 from bench.run_cost_figures import summary_line as run_cost_summary_line
 from python_runners.runtime.lakehouse import REPO_ROOT
 
-PARTS = ("recompute", "overhead", "latency", "modes", "run_cost")
+PARTS = ("recompute", "overhead", "latency", "modes", "run_cost", "cdc")
+# Parts whose section a run of them alone rewrites in place (the other sections keep their run's
+# figures), and which a run without them keeps as they were.
+OWN_SECTIONS = {"run_cost": (RUN_COST_HEADING, run_cost_section), "cdc": (CDC_HEADING, cdc_section)}
 # --quick: part 6 alone within about 10 minutes on 2 cores.
 QUICK = {"history": "1000000", "rounds": 3, "overhead_rows": 1_000_000, "overhead_files": 10, "pairs": 1,
          "noop_pairs": 3}
@@ -54,6 +59,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--trigger", default="500 milliseconds", help="part 3: processing-time trigger")
     parser.add_argument("--mode-keys", default="10000,100000", help="part 5: key counts")
     parser.add_argument("--noop-pairs", type=int, default=3, help="part 6: A B pairs of no-op runs")
+    parser.add_argument("--cdc-keys", default="100000,1000000", help="part 8: key counts of the CDC apply")
     parser.add_argument("--quick", action="store_true",
                         help="small sizes: " + ", ".join(f"--{key.replace('_', '-')} {value}"
                                                          for key, value in QUICK.items()))
@@ -119,24 +125,32 @@ def main(argv: list[str] | None = None) -> int:
     part("run_cost", lambda: measure_run_cost(
         args.noop_pairs, logs, run["command"], quick_note(args),
         earlier=results, measure={"recompute": recompute, "overhead": overhead}))
+    part("cdc", lambda: child_result(
+        ["bench.cdc_apply", "--keys", args.cdc_keys, "--no-doc"], logs / "cdc.log", results_dir / "cdc_raw.json"))
 
     run["duration_min"] = (time.monotonic() - started) / 60
     run["load_end"] = load_average()
     args.doc.parent.mkdir(parents=True, exist_ok=True)
-    only_run_cost = args.parts == ["run_cost"]
-    if only_run_cost and args.doc.exists():
+    only_own = bool(args.parts) and set(args.parts) <= set(OWN_SECTIONS)
+    if only_own and args.doc.exists():
         # The other sections keep the figures of the run that wrote them.
-        args.doc.write_text(replace_section(args.doc.read_text(), run_cost_section(results["run_cost"])))
+        text = args.doc.read_text()
+        for name in args.parts:
+            text = replace_section(text, OWN_SECTIONS[name][1](results[name]))
+        args.doc.write_text(text)
     else:
         text = document(run, results)
-        if "run_cost" not in results and args.doc.exists():
-            kept = run_cost_section_of(args.doc.read_text())
+        earlier = args.doc.read_text() if args.doc.exists() else ""
+        for name, (heading, _) in OWN_SECTIONS.items():
+            kept = section_of(earlier, heading) if name not in results else None
             text = replace_section(text, kept) if kept else text
         args.doc.write_text(text)
     print()
-    print("\n".join(run_cost_section(results["run_cost"]) if only_run_cost else body(results)))
+    print("\n".join(
+        [line for name in args.parts for line in OWN_SECTIONS[name][1](results[name])] if only_own
+        else body(results)))
     print(f"bench: wrote {args.doc} ({run['duration_min']:.1f} min)")
-    if not only_run_cost:
+    if not only_own:
         print(summary_line(results))
     if "run_cost" in results:
         print("\n".join(target_lines(results["run_cost"])))

@@ -1,7 +1,7 @@
 """One command line for everything outside dbt: `python -m python_runners <command> ...`.
 
     demo                      land data and run the pipeline twice, printing gold (make run)
-    land [--records N] [--files K]   land one new batch of recordings and status reports
+    land [--records N] [--files K]   land one new batch: recordings, status reports, patient changes
     service start|status|stop the always-on pipeline (make serve / status / stop)
     cluster start|stop        a standalone Spark cluster and PostgreSQL metastore (make cluster-*)
     lint                      streaming rules sqlfluff cannot know (make lint)
@@ -37,7 +37,9 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="land data and run the pipeline twice, printing gold")
-    land = commands.add_parser("land", help="land one new batch of device recordings and status reports")
+    land = commands.add_parser(
+        "land", help="land one new batch of device recordings, status reports and patient changes"
+    )
     land.add_argument("--records", type=int, default=200)
     land.add_argument("--files", type=int, default=2)
     service.add_commands(commands)

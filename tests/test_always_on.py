@@ -16,8 +16,11 @@ from python_runners.testing.pipeline_process import PipelineProcess
 from python_runners.testing.separate_lakehouse import separate_lakehouse_env
 
 pytestmark = pytest.mark.always_on
-# Every model under models/ is a streaming table: each keeps its query running.
-SERVING = f"Serving {len(list((REPO_ROOT / 'models').rglob('*.sql')))} streaming queries"
+# Every model under models/ but the batch-recomputed gold.recordings_with_patient_ward streams
+# (streaming_table or cdc_table): each keeps its query running.
+BATCH_MODELS = {"recordings_with_patient_ward"}
+STREAMING_MODELS = [p for p in (REPO_ROOT / "models").rglob("*.sql") if p.stem not in BATCH_MODELS]
+SERVING = f"Serving {len(STREAMING_MODELS)} streaming queries"
 TIMEOUT = 600  # a bound for a stuck run, not a speed target: 9 models on a busy 2-core machine
 
 

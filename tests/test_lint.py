@@ -46,7 +46,9 @@ def streaming_lint(*args: str) -> subprocess.CompletedProcess:
 def test_streaming_lint_passes_the_projects_models():
     result = streaming_lint()
     assert result.returncode == 0, result.stdout + result.stderr
-    models = len(list((REPO_ROOT / "models").rglob("*.sql")))  # every one is a streaming table
+    # every one streams (streaming_table or cdc_table) but the gold table recomputed in batch
+    batch_models = {"recordings_with_patient_ward"}
+    models = len([p for p in (REPO_ROOT / "models").rglob("*.sql") if p.stem not in batch_models])
     assert f"{models} streaming models, 0 problems" in result.stdout
 
 

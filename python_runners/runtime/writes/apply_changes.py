@@ -35,7 +35,7 @@ def apply_change_batch(batch: DataFrame, batch_id: int, app_id: str, table: str,
             return
         apply = apply_scd1 if shape.changes.stored_as == "scd1" else apply_scd2
         with delta_transaction(session, app_id, batch_id), source_already_materialized(session):
-            used = apply(rows, shape, table)
+            used = apply(rows, shape, table, app_id, batch_id)
     finally:
         for frame in used:
             release(frame)

@@ -23,7 +23,7 @@ from python_runners.runtime.writes.tombstones import remember_deletes
 from python_runners.runtime.writes.tombstones import tombstones as remembered
 
 
-def apply_scd1(rows: DataFrame, shape: FeedShape, table: str) -> list:
+def apply_scd1(rows: DataFrame, shape: FeedShape, table: str, app_id: str, batch_id: int) -> list:
     """The batch's changes merged into `table`; returns the frames to release afterwards."""
     session = rows.sparkSession
     keys = list(shape.changes.keys)
@@ -33,7 +33,7 @@ def apply_scd1(rows: DataFrame, shape: FeedShape, table: str) -> list:
     if truncated_at is not None:
         changes = changes.filter(F.col(SEQ) > F.lit(truncated_at))
     latest = _latest_per_key(changes, shape)
-    deleted = remembered(session, shape, table).select(*keys, F.col(SEQ).alias("__deleted_seq"))
+    deleted = remembered(session, shape, table).groupBy(*keys).agg(F.max(SEQ).alias("__deleted_seq"))
     source = (
         latest.join(deleted, keys, "left")
         .filter(F.col(DELETE) | F.col("__deleted_seq").isNull() | (F.col(SEQ) > F.col("__deleted_seq")))
@@ -56,7 +56,7 @@ def apply_scd1(rows: DataFrame, shape: FeedShape, table: str) -> list:
     if batch_truncate is not None:
         merge = merge.whenNotMatchedBySourceDelete(condition=target_seq <= F.lit(batch_truncate))
     merge.execute()
-    remember_deletes(rows, shape, table, batch_truncate)
+    remember_deletes(rows, shape, table, app_id, batch_id, batch_truncate)
     return [rows, source]
 
 

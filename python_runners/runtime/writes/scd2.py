@@ -24,14 +24,15 @@ from python_runners.runtime.writes.tombstones import remember_deletes, tombstone
 _PRIORITY, _REMOVE = "__priority", "__remove"
 
 
-def apply_scd2(rows: DataFrame, shape: FeedShape, table: str) -> list:
+def apply_scd2(rows: DataFrame, shape: FeedShape, table: str, app_id: str, batch_id: int) -> list:
     """The batch's changes merged into `table`'s history; returns the frames to release."""
     session = rows.sparkSession
     changes = shape.changes
     keys, start, end = list(changes.keys), changes.start_at_column, changes.end_at_column
     columns = [*shape.stored, start, end]
     touched = rows.select(*keys).distinct()
-    existing = session.table(table).join(F.broadcast(touched), keys, "left_semi")
+    # Read once: the history below reads the touched keys' versions five times over.
+    existing = session.table(table).join(F.broadcast(touched), keys, "left_semi").localCheckpoint(eager=True)
     deleted = tombstones(session, shape, table).join(F.broadcast(touched), keys, "left_semi")
     history = _history(_events(rows, existing, deleted, shape), shape)
     source = (
@@ -43,8 +44,8 @@ def apply_scd2(rows: DataFrame, shape: FeedShape, table: str) -> list:
         .localCheckpoint(eager=True)
     )
     if source.isEmpty():  # repeats, or deletes of what was already deleted: only remembered
-        remember_deletes(rows, shape, table)
-        return [rows, source]
+        remember_deletes(rows, shape, table, app_id, batch_id)
+        return [rows, existing, source]
     match = F.col(f"target.`{start}`") == F.col(f"batch.`{start}`")
     for key in keys:
         match = match & (F.col(f"target.`{key}`") == F.col(f"batch.`{key}`"))
@@ -57,8 +58,8 @@ def apply_scd2(rows: DataFrame, shape: FeedShape, table: str) -> list:
         .whenNotMatchedInsert(condition=~F.col(f"batch.{_REMOVE}"), values=every_column)
         .execute()
     )
-    remember_deletes(rows, shape, table)
-    return [rows, source]
+    remember_deletes(rows, shape, table, app_id, batch_id)
+    return [rows, existing, source]
 
 
 def _events(rows: DataFrame, existing: DataFrame, deleted: DataFrame, shape: FeedShape) -> DataFrame:

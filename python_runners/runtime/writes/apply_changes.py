@@ -28,14 +28,14 @@ def create_tables_if_missing(
 def apply_change_batch(batch: DataFrame, batch_id: int, app_id: str, table: str, shape: FeedShape) -> None:
     """One micro-batch of the feed applied; a replay of a committed batch changes nothing."""
     session = batch.sparkSession
-    rows = change_rows(batch, shape, batch_id)
-    used = [rows]
+    changes = change_rows(batch, shape, batch_id)
+    used = [changes.rows]
     try:
-        if rows.isEmpty():
+        if changes.changes == 0:
             return
         apply = apply_scd1 if shape.changes.stored_as == "scd1" else apply_scd2
         with delta_transaction(session, app_id, batch_id), source_already_materialized(session):
-            used = apply(rows, shape, table, app_id, batch_id)
+            used = apply(changes, shape, table, app_id, batch_id)
     finally:
         for frame in used:
             release(frame)

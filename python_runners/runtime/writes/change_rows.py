@@ -6,9 +6,10 @@ is (`__delete`, `__truncate`), each change once however often it was delivered.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from pyspark.errors import PySparkException
-from pyspark.sql import Column, DataFrame, Observation
+from pyspark.sql import Column, DataFrame, Observation, Row
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, StructField, StructType, TimestampType
 from py4j.protocol import Py4JJavaError
@@ -85,7 +86,24 @@ def check_feed(frame: DataFrame, changes: ApplyChanges) -> None:
                 ) from None
 
 
-def change_rows(batch: DataFrame, shape: FeedShape, batch_id: int) -> DataFrame:
+@dataclass(frozen=True)
+class ChangeBatch:
+    """A micro-batch's changes, with what was counted on the way (no job of their own)."""
+
+    rows: DataFrame
+    changes: int  # each once, repeats left out
+    deletes: int  # of keys (not truncates)
+    truncated_at: Any  # the sequence of the batch's latest truncate, or None
+
+
+def literal(value: Any) -> Column:
+    """A sequence value read back from Spark as a literal (a Row for a struct sequence)."""
+    if isinstance(value, Row):
+        return F.struct(*[F.lit(item).alias(name) for name, item in value.asDict().items()])
+    return F.lit(value)
+
+
+def change_rows(batch: DataFrame, shape: FeedShape, batch_id: int) -> ChangeBatch:
     """The batch's changes, computed once (localCheckpoint) and checked: a change without a key
     or a sequence cannot be placed, so the batch fails rather than dropping it."""
     changes = shape.changes
@@ -103,7 +121,14 @@ def change_rows(batch: DataFrame, shape: FeedShape, batch_id: int) -> DataFrame:
         shape.sequence_of().alias(SEQ),
         flag(changes.apply_as_deletes).alias(DELETE),
         flag(changes.apply_as_truncates).alias(TRUNCATE),
-    ).dropDuplicates([*changes.keys, SEQ]).localCheckpoint(eager=True)
+    ).dropDuplicates([*changes.keys, SEQ])
+    counted = Observation(f"cdc_changes_{batch_id}")
+    rows = rows.observe(
+        counted,
+        F.count(F.lit(1)).alias("changes"),
+        F.count(F.when(F.col(DELETE) & ~F.col(TRUNCATE), 1)).alias("deletes"),
+        F.max(F.when(F.col(TRUNCATE), F.col(SEQ))).alias("truncated_at"),
+    ).localCheckpoint(eager=True)
     missing = observation.get.get("unplaceable", 0)
     if missing:
         raise StreamingModelError(
@@ -112,4 +137,5 @@ def change_rows(batch: DataFrame, shape: FeedShape, batch_id: int) -> DataFrame:
             "so they cannot be ordered or applied; the batch was not written. Fix them upstream, "
             "or filter them out in the model (and quarantine them in a model of their own)."
         )
-    return rows
+    counts = counted.get
+    return ChangeBatch(rows, counts["changes"], counts["deletes"], counts["truncated_at"])

@@ -18,20 +18,23 @@ from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from python_runners.runtime.writes.change_rows import DELETE, SEQ, TRUNCATE, FeedShape
+from python_runners.runtime.writes.change_rows import (
+    DELETE, SEQ, TRUNCATE, ChangeBatch, FeedShape, literal,
+)
 from python_runners.runtime.writes.tombstones import remember_deletes
 from python_runners.runtime.writes.tombstones import tombstones as remembered
 
 
-def apply_scd1(rows: DataFrame, shape: FeedShape, table: str, app_id: str, batch_id: int) -> list:
+def apply_scd1(batch: ChangeBatch, shape: FeedShape, table: str, app_id: str, batch_id: int) -> list:
     """The batch's changes merged into `table`; returns the frames to release afterwards."""
+    rows = batch.rows
     session = rows.sparkSession
     keys = list(shape.changes.keys)
-    tombstones = session.table(shape.changes.tombstones_table(table))
-    truncated_at = _truncated_at(rows, tombstones, bool(shape.changes.apply_as_truncates))
     changes = rows.filter(~F.col(TRUNCATE))
-    if truncated_at is not None:
-        changes = changes.filter(F.col(SEQ) > F.lit(truncated_at))
+    if shape.changes.apply_as_truncates:
+        truncated_at = _truncated_at(batch, session.table(shape.changes.tombstones_table(table)))
+        if truncated_at is not None:
+            changes = changes.filter(F.col(SEQ) > truncated_at)
     latest = _latest_per_key(changes, shape)
     deleted = remembered(session, shape, table).groupBy(*keys).agg(F.max(SEQ).alias("__deleted_seq"))
     source = (
@@ -52,11 +55,10 @@ def apply_scd1(rows: DataFrame, shape: FeedShape, table: str, app_id: str, batch
             values={column: F.col(f"batch.`{column}`") for column in shape.stored},
         )
     )
-    batch_truncate = _batch_truncate(rows) if shape.changes.apply_as_truncates else None
-    if batch_truncate is not None:
-        merge = merge.whenNotMatchedBySourceDelete(condition=target_seq <= F.lit(batch_truncate))
+    if batch.truncated_at is not None:
+        merge = merge.whenNotMatchedBySourceDelete(condition=target_seq <= literal(batch.truncated_at))
     merge.execute()
-    remember_deletes(rows, shape, table, app_id, batch_id, batch_truncate)
+    remember_deletes(batch, shape, table, app_id, batch_id)
     return [rows, source]
 
 
@@ -105,14 +107,8 @@ def _keys_match(keys: list[str]) -> Column:
     return condition
 
 
-def _batch_truncate(rows: DataFrame):
-    return rows.filter(F.col(TRUNCATE)).agg(F.max(SEQ)).first()[0]
-
-
-def _truncated_at(rows: DataFrame, tombstones: DataFrame, truncates: bool):
+def _truncated_at(batch: ChangeBatch, tombstones: DataFrame) -> Column | None:
     """The latest truncate seen, this batch's or an earlier one's: older changes are gone."""
-    if not truncates:
-        return None
-    seen = [_batch_truncate(rows), tombstones.filter(F.col(TRUNCATE)).agg(F.max(SEQ)).first()[0]]
-    seen = [value for value in seen if value is not None]
-    return max(seen) if seen else None
+    earlier = tombstones.filter(F.col(TRUNCATE)).agg(F.max(SEQ)).first()[0]
+    seen = [literal(value) for value in (batch.truncated_at, earlier) if value is not None]
+    return F.greatest(*seen) if len(seen) > 1 else (seen[0] if seen else None)

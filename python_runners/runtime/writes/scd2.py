@@ -18,14 +18,15 @@ from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from python_runners.runtime.writes.change_rows import DELETE, SEQ, FeedShape
+from python_runners.runtime.writes.change_rows import DELETE, SEQ, ChangeBatch, FeedShape
 from python_runners.runtime.writes.tombstones import remember_deletes, tombstones
 
 _PRIORITY, _REMOVE = "__priority", "__remove"
 
 
-def apply_scd2(rows: DataFrame, shape: FeedShape, table: str, app_id: str, batch_id: int) -> list:
+def apply_scd2(batch: ChangeBatch, shape: FeedShape, table: str, app_id: str, batch_id: int) -> list:
     """The batch's changes merged into `table`'s history; returns the frames to release."""
+    rows = batch.rows
     session = rows.sparkSession
     changes = shape.changes
     keys, start, end = list(changes.keys), changes.start_at_column, changes.end_at_column
@@ -44,7 +45,7 @@ def apply_scd2(rows: DataFrame, shape: FeedShape, table: str, app_id: str, batch
         .localCheckpoint(eager=True)
     )
     if source.isEmpty():  # repeats, or deletes of what was already deleted: only remembered
-        remember_deletes(rows, shape, table, app_id, batch_id)
+        remember_deletes(batch, shape, table, app_id, batch_id)
         return [rows, existing, source]
     match = F.col(f"target.`{start}`") == F.col(f"batch.`{start}`")
     for key in keys:
@@ -58,7 +59,7 @@ def apply_scd2(rows: DataFrame, shape: FeedShape, table: str, app_id: str, batch
         .whenNotMatchedInsert(condition=~F.col(f"batch.{_REMOVE}"), values=every_column)
         .execute()
     )
-    remember_deletes(rows, shape, table, app_id, batch_id)
+    remember_deletes(batch, shape, table, app_id, batch_id)
     return [rows, existing, source]
 
 

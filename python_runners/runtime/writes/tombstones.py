@@ -15,7 +15,9 @@ from delta.tables import DeltaTable
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from python_runners.runtime.writes.change_rows import DELETE, SEQ, TRUNCATE, FeedShape
+from python_runners.runtime.writes.change_rows import (
+    DELETE, SEQ, TRUNCATE, ChangeBatch, FeedShape, literal,
+)
 
 DELETED_AT = "__deleted_at"
 COLLECT_EVERY = 20  # batches
@@ -29,34 +31,33 @@ def tombstones(spark, shape: FeedShape, table: str) -> DataFrame:
     )
 
 
-def remember_deletes(
-    rows: DataFrame, shape: FeedShape, table: str, app_id: str, batch_id: int, batch_truncate=None
-) -> None:
+def remember_deletes(batch: ChangeBatch, shape: FeedShape, table: str, app_id: str, batch_id: int) -> None:
     """The batch's deletes (and truncate) added to the tombstones, under the batch's transaction
     id like the table's own MERGE, which commits before this. Mostly a plain append; every
     COLLECT_EVERY batches a MERGE that also drops the expired ones (a MERGE that can delete
     reads and rewrites the whole table: ~1 s a batch, bench/cdc_apply.py)."""
-    session = rows.sparkSession
+    collecting = batch_id % COLLECT_EVERY == 0
+    if not collecting and batch.deletes == 0 and batch.truncated_at is None:
+        return
+    session = batch.rows.sparkSession
     keys = list(shape.changes.keys)
-    deletes = rows.filter(F.col(DELETE) & ~F.col(TRUNCATE))
+    deletes = batch.rows.filter(F.col(DELETE) & ~F.col(TRUNCATE))
     deletes = (
         deletes.select(*keys, SEQ) if shape.changes.stored_as == "scd2"
         else deletes.groupBy(*keys).agg(F.max(SEQ).alias(SEQ))
     ).withColumn(TRUNCATE, F.lit(False))
-    if batch_truncate is not None:
+    if batch.truncated_at is not None:
         marker = session.range(1).select(
             *[F.lit(None).cast(deletes.schema[key].dataType).alias(key) for key in keys],
-            F.lit(batch_truncate).cast(deletes.schema[SEQ].dataType).alias(SEQ),
+            literal(batch.truncated_at).cast(deletes.schema[SEQ].dataType).alias(SEQ),
             F.lit(True).alias(TRUNCATE),
         )
         deletes = deletes.unionByName(marker)
     deletes = deletes.withColumn(DELETED_AT, F.current_timestamp())
-    collecting = batch_id % COLLECT_EVERY == 0
     if not collecting:
-        if not deletes.isEmpty():
-            (deletes.write.format("delta").mode("append")
-             .option("txnAppId", app_id).option("txnVersion", batch_id)
-             .saveAsTable(shape.changes.tombstones_table(table)))
+        (deletes.write.format("delta").mode("append")
+         .option("txnAppId", app_id).option("txnVersion", batch_id)
+         .saveAsTable(shape.changes.tombstones_table(table)))
         return
     expired = F.col(f"target.{DELETED_AT}") < F.current_timestamp() - F.expr(
         f"interval {shape.changes.tombstone_retention}"

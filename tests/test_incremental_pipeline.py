@@ -13,6 +13,7 @@ from python_runners.demo.data import (
     FIRST_BATCH_EPOCH, STATUS_EVERY_SECONDS, batch_status_reports, land_batch,
     land_status_reports, recordings_folder, status_folder,
 )
+from python_runners.demo.patient_changes import land_patient_changes, patient_changes_folder
 
 # Models that read every new row (quarantined_recordings reads only files with unreadable
 # lines: Delta skips the others by their column statistics).
@@ -26,6 +27,9 @@ TABLES = {
     "bronze_device_status": "bronze.bronze_device_status",
     "silver_device_status": "silver.silver_device_status",
     "recordings_with_device_status": "silver.recordings_with_device_status",
+    "bronze_patient_changes": "bronze.bronze_patient_changes",
+    "patients": "silver.patients",
+    "patient_ward_history": "silver.patient_ward_history",
 }
 
 
@@ -40,11 +44,17 @@ def reports_folder(lakehouse):
 
 
 @pytest.fixture(scope="module")
-def built(dbt, folder, reports_folder):
-    """First landing (recordings and status reports), then `dbt build`: seed, every streaming
-    model, every data test."""
+def changes_folder(lakehouse):
+    return patient_changes_folder(lakehouse)
+
+
+@pytest.fixture(scope="module")
+def built(dbt, folder, reports_folder, changes_folder):
+    """First landing (recordings, status reports, patient changes), then `dbt build`: seed,
+    every streaming model, every data test."""
     batch = land_batch(folder, records=300, files=3)
     land_status_reports(batch.number, reports_folder)
+    land_patient_changes(batch.number, changes_folder)
     result = dbt("build")
     assert result.success, failure_messages(result)
     return batch, result
@@ -164,6 +174,22 @@ def test_complete_mode_gold_matches_recompute_after_each_landing(built, dbt, spa
         assert result.success, failure_messages(result)
         assert rows_processed(result)["device_counts"] == records
         assert_gold_matches_recompute(spark, folder)
+
+
+def test_patient_tables_equal_the_change_feed_applied_in_python(built, dbt, spark, folder, changes_folder):
+    """The cdc_table models after each landing of patient changes (late and repeated ones among
+    them), and every recording attributed to its patient's ward at the time (gold)."""
+    assert recompute.cdc_mismatches(spark, changes_folder) == []
+    for records in (30, 30):
+        batch = land_batch(folder, records=records, files=1)
+        land_patient_changes(batch.number, changes_folder)
+        result = dbt("run")
+        assert result.success, failure_messages(result)
+        assert recompute.cdc_mismatches(spark, changes_folder) == []
+        assert_gold_matches_recompute(spark, folder)
+    assert spark.table("silver.patients").count() > 0
+    attributed = spark.table("gold.recordings_with_patient_ward").where("patient_ward is not null")
+    assert attributed.count() > 0
 
 
 UNREADABLE_LINES = [

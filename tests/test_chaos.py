@@ -1,4 +1,5 @@
-"""`make chaos` in small: 3 SIGKILLs of the always-on pipeline while data lands, then the audit.
+"""`make chaos` in small: 3 SIGKILLs of the always-on pipeline while data lands, then the audit
+(the kill on a Delta commit hits silver.patients, the cdc_table, the first of chaos's targets).
 
 The chaos run is its own process with its own lakehouse (a Derby metastore admits one JVM at a
 time); its last line is the verdict this test reads.
@@ -15,7 +16,8 @@ from python_runners.testing.command_line import run_command_line
 pytestmark = pytest.mark.chaos
 KILL = re.compile(r"^chaos: kill \d+/3 ")
 VERDICT = re.compile(
-    r"^chaos: kills=(\d+) landed=(\d+) lost=(\d+) duplicated=(\d+) gold_matches_recompute=(yes|no)$"
+    r"^chaos: kills=(\d+) landed=(\d+) lost=(\d+) duplicated=(\d+) gold_matches_recompute=(yes|no)"
+    r" cdc_matches_reference=(yes|no)$"
 )
 
 
@@ -30,7 +32,7 @@ def test_three_kills_lose_and_duplicate_nothing(tmp_path):
     assert sum(bool(KILL.match(line)) for line in lines) == 3, report
     verdict = VERDICT.match(lines[-1])
     assert verdict, report
-    kills, landed, lost, duplicated, gold = verdict.groups()
-    assert (kills, lost, duplicated, gold) == ("3", "0", "0", "yes"), report
+    kills, landed, lost, duplicated, gold, cdc = verdict.groups()
+    assert (kills, lost, duplicated, gold, cdc) == ("3", "0", "0", "yes", "yes"), report
     assert int(landed) > 0
     assert "chaos: joined: lost=0 duplicated=0" in lines, report  # the stream-stream join too

@@ -1,7 +1,10 @@
 """`python -m python_runners chaos [--kills N] [--seed S]`: the chaos run behind `make chaos`.
 
 Its last line is the verdict:
-`chaos: kills=<n> landed=<rows> lost=<n> duplicated=<n> gold_matches_recompute=<yes|no>`
+`chaos: kills=<n> landed=<rows> lost=<n> duplicated=<n> gold_matches_recompute=<yes|no>
+cdc_matches_reference=<yes|no>` (one line): recordings lost or duplicated in bronze, silver and
+the stream-stream join; gold equal to a batch recompute; silver.patients and
+silver.patient_ward_history (cdc_table) equal to the landed change feed applied in plain Python.
 """
 
 from __future__ import annotations
@@ -25,13 +28,19 @@ from python_runners.testing.chaos.stream_state import (
 from python_runners.demo.data import (
     land_batch, land_status_reports, recordings_folder, status_folder,
 )
+from python_runners.demo.patient_changes import land_patient_changes, patient_changes_folder
 from python_runners.runtime.lakehouse import REPO_ROOT, Lakehouse
 
-# (model, schema); the first four are the kill targets, one per kind of batch.
+# (model, schema); the first four are the kill targets, one per kind of batch: a cdc_table's
+# MERGE (scd1, with its tombstones committed after the table), an append, an append joined with
+# a seed, a complete-mode aggregate. Kills on a Delta commit rotate over them in this order.
 MODELS = [
+    ("patients", "silver"),
     ("bronze_recordings", "bronze"),
     ("silver_recordings", "silver"),
     ("device_counts", "gold"),
+    ("patient_ward_history", "silver"),
+    ("bronze_patient_changes", "bronze"),
     ("ward_heart_rates", "gold"),
     ("quarantined_recordings", "silver"),
 ]
@@ -79,10 +88,13 @@ def _run(args: argparse.Namespace) -> int:
 
     say(f"chaos: {args.kills} kills (seed {args.seed}) on lakehouse {root}; dbt logs in {logs}")
     reports = status_folder(lakehouse)
-    land_status_reports(land_batch(folder, records=args.records).number, reports)
+    changes = patient_changes_folder(lakehouse)
+    first = land_batch(folder, records=args.records).number
+    land_status_reports(first, reports)
+    land_patient_changes(first, changes)
     _run_to_completion(PipelineProcess(["seed"], env, logs / "seed.log"), "dbt seed")
 
-    lander = Lander(folder, reports, args.land_every, args.records, files=2)
+    lander = Lander(folder, reports, changes, args.land_every, args.records, files=2)
     lander.start()
     moments = Counter()
     states = _states(models)
@@ -113,14 +125,20 @@ def _run(args: argparse.Namespace) -> int:
 
     from python_runners.runtime.session import get_or_create_session  # only now: the lock is free
 
-    result = audit(get_or_create_session(lakehouse), folder)
+    result = audit(get_or_create_session(lakehouse), folder, changes)
     for layer, (lost, duplicated) in result.per_layer.items():
         say(f"chaos: {layer}: lost={lost} duplicated={duplicated}")
     for mismatch in result.gold_mismatches:
         say(f"chaos: MISMATCH {mismatch}")
+    say(f"chaos: cdc: {result.changes_landed} patient changes landed; silver.patients and "
+        "silver.patient_ward_history " + ("differ from" if result.cdc_mismatches else "equal")
+        + " the reference (testing/cdc_reference.py)")
+    for mismatch in result.cdc_mismatches:
+        say(f"chaos: MISMATCH {mismatch}")
     say(f"chaos: kills={args.kills} landed={result.landed} lost={result.lost} "
         f"duplicated={result.duplicated} "
-        f"gold_matches_recompute={'no' if result.gold_mismatches else 'yes'}")
+        f"gold_matches_recompute={'no' if result.gold_mismatches else 'yes'} "
+        f"cdc_matches_reference={'no' if result.cdc_mismatches else 'yes'}")
     return 0 if result.passed else 1
 
 

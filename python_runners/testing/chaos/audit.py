@@ -1,4 +1,6 @@
-"""After the chaos: is every landed record in bronze, silver and the join exactly once, and is gold right?
+"""After the chaos: is every landed record in bronze, silver and the join exactly once, is gold
+right, and do the patient tables (cdc_table, SCD1 and SCD2) equal the change feed applied in
+plain Python?
 
 What landed is read from the landing files with plain Python, so the truth does not depend on
 the engine under test.
@@ -31,14 +33,17 @@ class Audit:
     lost: int
     duplicated: int
     gold_mismatches: list[str] = field(default_factory=list)
+    cdc_mismatches: list[str] = field(default_factory=list)  # silver.patients, patient_ward_history
+    changes_landed: int = 0  # patient change rows, repeats included
     per_layer: dict[str, tuple[int, int]] = field(default_factory=dict)  # layer: (lost, duplicated)
 
     @property
     def passed(self) -> bool:
-        return self.lost == 0 and self.duplicated == 0 and not self.gold_mismatches
+        return (self.lost == 0 and self.duplicated == 0 and not self.gold_mismatches
+                and not self.cdc_mismatches)
 
 
-def audit(spark: SparkSession, folder: Path) -> Audit:
+def audit(spark: SparkSession, folder: Path, changes_folder: Path) -> Audit:
     landed = landed_record_ids(folder)
     per_layer = {}
     for layer, table in LAYERS.items():
@@ -53,7 +58,9 @@ def audit(spark: SparkSession, folder: Path) -> Audit:
         landed=len(landed),
         lost=sum(lost for lost, _ in per_layer.values()),
         duplicated=sum(duplicated for _, duplicated in per_layer.values()),
-        gold_mismatches=recompute.gold_mismatches(spark, folder),
+        gold_mismatches=recompute.gold_mismatches(spark, folder, changes_folder),
+        cdc_mismatches=recompute.cdc_mismatches(spark, changes_folder),
+        changes_landed=len(recompute.landed_patient_changes(changes_folder)),
         per_layer=per_layer,
     )
 

@@ -12,7 +12,11 @@ from python_runners.testing.pipeline_process import PipelineProcess
 from python_runners.testing.chaos.stream_state import ModelPaths, latest_delta_version
 
 POLL_SECONDS = 0.001
+# A kill on a commit waits this long for one after the model starts (dbt runs the models one at a
+# time, each catching up before the next starts, and a cdc_table's batch takes a while on 2
+# cores: the last models start minutes into a run), and at most RUN_WAIT_SECONDS in all.
 COMMIT_WAIT_SECONDS = 240
+RUN_WAIT_SECONDS = 600
 STREAMING_STARTED = "START sql streaming_table model"  # dbt's line as the first model starts
 
 
@@ -60,12 +64,17 @@ def plan(kills: int, seed: int, targets: Sequence[ModelPaths], max_delay: float)
 def _wait_for_new_commit(pipeline: PipelineProcess, target: ModelPaths) -> None:
     """Version 0 is the table's creation; a batch of data comes with a later version."""
     baseline = max(latest_delta_version(target), 0)
+    started = f" model {target.table} ."  # dbt's START line for the model (its OK line too)
+    started_at = None
     polls = 0
     while latest_delta_version(target) <= baseline:
         polls += 1
         if polls % 100 == 0:
             if pipeline.has_exited():
                 raise ProcessExited(f"the pipeline exited before a new commit to {target.table}")
-            if pipeline.seconds_running > COMMIT_WAIT_SECONDS:
+            if started_at is None and pipeline.log_contains(started):
+                started_at = pipeline.seconds_running
+            waited = 0.0 if started_at is None else pipeline.seconds_running - started_at
+            if waited > COMMIT_WAIT_SECONDS or pipeline.seconds_running > RUN_WAIT_SECONDS:
                 return  # no commit came: kill anyway, the outcome is logged as it is
         time.sleep(POLL_SECONDS)

@@ -1,4 +1,5 @@
-"""Keep landing new batches of recordings and status reports, on a thread, while the pipeline is killed and restarted."""
+"""Keep landing new batches of recordings, status reports and patient changes, on a thread, while the
+pipeline is killed and restarted."""
 
 from __future__ import annotations
 
@@ -6,14 +7,17 @@ import threading
 from pathlib import Path
 
 from python_runners.demo.data import land_batch, land_status_reports
+from python_runners.demo.patient_changes import land_patient_changes
 
 
 class Lander:
     def __init__(
-        self, folder: Path, status_folder: Path, every_seconds: float, records: int, files: int
+        self, folder: Path, status_folder: Path, changes_folder: Path, every_seconds: float,
+        records: int, files: int,
     ):
         self.folder = folder
         self.status_folder = status_folder
+        self.changes_folder = changes_folder
         self.every_seconds = every_seconds
         self.records = records
         self.files = files
@@ -32,5 +36,6 @@ class Lander:
         while not self._stop.is_set():
             batch = land_batch(self.folder, records=self.records, files=self.files)
             land_status_reports(batch.number, self.status_folder)
+            land_patient_changes(batch.number, self.changes_folder)
             self.batches += 1
             self._stop.wait(self.every_seconds)

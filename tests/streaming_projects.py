@@ -8,6 +8,14 @@ from typing import Mapping
 
 from python_runners.runtime.lakehouse import REPO_ROOT
 
+# The repository's models that run a streaming query (streaming_table or cdc_table): all but the
+# batch-recomputed gold.recordings_with_patient_ward and the ephemeral patient_changes_readable
+# (inlined into the two cdc_tables).
+DEMO_STREAMING_MODELS = sorted(
+    path.stem for path in (REPO_ROOT / "models").rglob("*.sql")
+    if path.stem not in {"recordings_with_patient_ward", "patient_changes_readable"}
+)
+
 # An always-on project's hook: a run ends serving its streaming queries instead of stopping them.
 SERVE_AFTER_RUN = 'on-run-end:\n  - "{{ serve_streaming_queries() }}"\n'
 

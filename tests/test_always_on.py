@@ -11,16 +11,13 @@ import signal
 import pytest
 
 from python_runners.demo.data import land_batch, recordings_folder
-from python_runners.runtime.lakehouse import REPO_ROOT, Lakehouse
+from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.testing.pipeline_process import PipelineProcess
 from python_runners.testing.separate_lakehouse import separate_lakehouse_env
+from streaming_projects import DEMO_STREAMING_MODELS
 
 pytestmark = pytest.mark.always_on
-# Every model under models/ but the batch-recomputed gold.recordings_with_patient_ward streams
-# (streaming_table or cdc_table): each keeps its query running.
-BATCH_MODELS = {"recordings_with_patient_ward"}
-STREAMING_MODELS = [p for p in (REPO_ROOT / "models").rglob("*.sql") if p.stem not in BATCH_MODELS]
-SERVING = f"Serving {len(STREAMING_MODELS)} streaming queries"
+SERVING = f"Serving {len(DEMO_STREAMING_MODELS)} streaming queries"
 TIMEOUT = 600  # a bound for a stuck run, not a speed target: 9 models on a busy 2-core machine
 
 

@@ -15,6 +15,7 @@ from sqlfluff.core import FluffConfig, Linter
 from python_runners.runtime.lakehouse import REPO_ROOT
 from python_runners.ops.lint import StreamingModel, findings
 from python_runners.testing.command_line import run_command_line
+from streaming_projects import DEMO_STREAMING_MODELS
 
 SQLFLUFF = str(Path(sys.executable).with_name("sqlfluff"))
 BAD_MODEL = "tests/fixtures/lint/badly_formatted_model.sql"
@@ -46,10 +47,7 @@ def streaming_lint(*args: str) -> subprocess.CompletedProcess:
 def test_streaming_lint_passes_the_projects_models():
     result = streaming_lint()
     assert result.returncode == 0, result.stdout + result.stderr
-    # every one streams (streaming_table or cdc_table) but the gold table recomputed in batch
-    batch_models = {"recordings_with_patient_ward"}
-    models = len([p for p in (REPO_ROOT / "models").rglob("*.sql") if p.stem not in batch_models])
-    assert f"{models} streaming models, 0 problems" in result.stdout
+    assert f"{len(DEMO_STREAMING_MODELS)} streaming models, 0 problems" in result.stdout
 
 
 def test_streaming_lint_flags_what_a_stream_cannot_run():

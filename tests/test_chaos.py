@@ -24,7 +24,7 @@ VERDICT = re.compile(
 def test_three_kills_lose_and_duplicate_nothing(tmp_path):
     chaos = run_command_line(
         ["chaos", "--kills", "3", "--seed", "7", "--max-delay", "40", "--lakehouse", str(tmp_path / "chaos")],
-        timeout=1500,
+        timeout=2400,  # the kill on silver.patients waits minutes for its first commit
     )
     report = chaos.stdout + chaos.stderr
     assert chaos.returncode == 0, report

@@ -1,5 +1,7 @@
-"""`make chaos` in small: 3 SIGKILLs of the always-on pipeline while data lands, then the audit
-(the kill on a Delta commit hits silver.patients, the cdc_table, the first of chaos's targets).
+"""`make chaos` in small: 3 SIGKILLs of the always-on pipeline while data lands, then the audit,
+which checks the cdc_tables against the change feed too. (Killing a run on silver.patients'
+commit is tests/test_cdc.py's; `make chaos` kills there too, its 4th target: it commits minutes
+into an always-on run, which would make this test three times as long.)
 
 The chaos run is its own process with its own lakehouse (a Derby metastore admits one JVM at a
 time); its last line is the verdict this test reads.
@@ -24,7 +26,7 @@ VERDICT = re.compile(
 def test_three_kills_lose_and_duplicate_nothing(tmp_path):
     chaos = run_command_line(
         ["chaos", "--kills", "3", "--seed", "7", "--max-delay", "40", "--lakehouse", str(tmp_path / "chaos")],
-        timeout=2400,  # the kill on silver.patients waits minutes for its first commit
+        timeout=2400,  # a bound for a stuck run, not a speed target
     )
     report = chaos.stdout + chaos.stderr
     assert chaos.returncode == 0, report

@@ -31,14 +31,15 @@ from python_runners.demo.data import (
 from python_runners.demo.patient_changes import land_patient_changes, patient_changes_folder
 from python_runners.runtime.lakehouse import REPO_ROOT, Lakehouse
 
-# (model, schema); the first four are the kill targets, one per kind of batch: a cdc_table's
-# MERGE (scd1, with its tombstones committed after the table), an append, an append joined with
-# a seed, a complete-mode aggregate. Kills on a Delta commit rotate over them in this order.
+# (model, schema); the first four are the kill targets, one per kind of batch: an append, an
+# append joined with a seed, a complete-mode aggregate, a cdc_table's MERGE (scd1, with its
+# tombstones committed after the table). Kills on a Delta commit rotate over them in this order
+# (the cdc_table last: it commits minutes into an always-on run).
 MODELS = [
-    ("patients", "silver"),
     ("bronze_recordings", "bronze"),
     ("silver_recordings", "silver"),
     ("device_counts", "gold"),
+    ("patients", "silver"),
     ("patient_ward_history", "silver"),
     ("bronze_patient_changes", "bronze"),
     ("ward_heart_rates", "gold"),

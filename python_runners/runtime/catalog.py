@@ -25,6 +25,7 @@ SHOWN = {
     "cdc.keys": "Keys",
     "cdc.sequence_by": "Sequence by",
     "cdc.apply_as_deletes": "Deletes",
+    "expectations": "Expectations",
 }
 
 

@@ -17,7 +17,9 @@ from python_runners.runtime.catalog import describe_trigger
 from python_runners.runtime.changes import CHANGE_DATA_FEED, ApplyChanges
 from python_runners.runtime.changes import SETTINGS as CDC_SETTINGS
 from python_runners.runtime.errors import ConfigError, streams_changing_table
+from python_runners.runtime.contracts import Contract
 from python_runners.runtime.event_time import Dedupe, Watermark
+from python_runners.runtime.expectations import Expectations
 from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.runtime.sources.views import FILE_FORMATS, StreamSource
 from python_runners.runtime.triggers import AVAILABLE_NOW, Trigger
@@ -53,6 +55,8 @@ class ModelConfig:
     tblproperties: Mapping[str, str] = field(default_factory=dict)
     append_new_columns: bool = False  # on_schema_change: append_new_columns
     sources: tuple[SourceRead, ...] = ()
+    expectations: Expectations = Expectations("")
+    contract: Optional[Contract] = None  # contract: {enforced: true} with its columns
     # streaming_table
     output_mode: str = "append"
     unique_key: tuple[str, ...] = ()
@@ -73,7 +77,7 @@ class ModelConfig:
     def documented(self) -> dict[str, str]:
         """Table properties `dbt docs generate` shows for the model (catalog.py)."""
         if self.materialized == "copy_into":
-            return {"copy_into.load_log": self.checkpoint}
+            return {"copy_into.load_log": self.checkpoint, **self.expectations.documented()}
         shown = {
             "streaming.output_mode": self.output_mode,
             "streaming.trigger": describe_trigger(self.trigger, self.model_trigger),
@@ -85,11 +89,15 @@ class ModelConfig:
         if self.keeps_rows_by_merge and CHANGE_DATA_FEED not in self.tblproperties:
             # Rows change in place, so readers downstream stream the table's changes.
             shown[CHANGE_DATA_FEED] = "true"
+        shown.update(self.expectations.documented())
         return shown
 
     def companion_tables(self, table: str) -> list[str]:
-        """Tables kept beside the model's that a full refresh drops with it (scd1 tombstones)."""
-        return self.changes.companion_tables(table) if self.changes is not None else []
+        """Tables kept beside the model's that a full refresh drops with it (a cdc_table's
+        tombstones, the quarantine)."""
+        tables = self.changes.companion_tables(table) if self.changes is not None else []
+        quarantine = self.expectations.quarantine_table(table)
+        return [*tables, quarantine] if quarantine else tables
 
     @property
     def keeps_rows_by_merge(self) -> bool:
@@ -117,6 +125,8 @@ def read_model_config(
         "tblproperties": dict(config.get("tblproperties") or {}),
         "append_new_columns": _appends_new_columns(name, materialized, config.get("on_schema_change")),
         "sources": _sources_read(node, graph),
+        "expectations": Expectations.from_config(name, config),
+        "contract": Contract.from_node(node),
     }
     if materialized == "copy_into":
         return ModelConfig(
@@ -194,12 +204,17 @@ def _cdc_output_mode(model: str, output_mode: str, config: Mapping[str, Any]) ->
 
 
 # Streaming settings dbt itself does not know: a key that looks like one of them is a typo.
-_STREAMING_KEYS = ("output_mode", "trigger", "watermark", "dedupe", "checkpoint_location")
+_STREAMING_KEYS = (
+    "output_mode", "trigger", "watermark", "dedupe", "checkpoint_location", "expectations",
+    "quarantine_table",
+)
 _LOOKALIKES = {
     "outputmode": "output_mode", "output": "output_mode", "mode": "output_mode",
     "triggers": "trigger", "watermarks": "watermark", "dedup": "dedupe",
     "deduplicate": "dedupe", "checkpoint": "checkpoint_location", "checkpoint_path": "checkpoint_location",
     "checkpointlocation": "checkpoint_location", "unique_keys": "unique_key", "partitioned_by": "partition_by",
+    "expectation": "expectations", "expect": "expectations", "expectations_list": "expectations",
+    "quarantine": "quarantine_table", "quarantine_table_name": "quarantine_table",
 }
 _CDC_LOOKALIKES = {
     "key": "keys", "unique_key": "keys", "sequence": "sequence_by", "sequenced_by": "sequence_by", "order_by": "sequence_by",

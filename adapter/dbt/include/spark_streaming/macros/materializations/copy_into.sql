@@ -25,7 +25,9 @@
         ) -%}
     {%- else -%}
         {%- if should_full_refresh() -%}
-            {%- do adapter.reset_streaming_table(target_relation.render(), settings.checkpoint) -%}
+            {%- do adapter.reset_streaming_table(
+                target_relation.render(), settings.checkpoint, settings.companion_tables(target_relation.render())
+            ) -%}
         {%- endif -%}
 
         {%- set summary = adapter.run_copy_into(settings, sql, target_relation.render()) -%}

@@ -97,6 +97,29 @@ def streams_changing_table(model: str, upstream: str = "a table") -> str:
     )
 
 
+# What a `fail` expectation raises inside the batch's write (writes/expectation_checks.py).
+EXPECTATION_FAILED = "Expectation failed"
+_EXPECTATION_FAILED = re.compile(
+    r"\[USER_RAISED_EXCEPTION\] " + EXPECTATION_FAILED
+    + r": (?P<name>\w+) \((?P<expression>.*?)\) on a row: (?P<row>\{.*?)(?: SQLSTATE: \w+)?$",
+    re.M,
+)
+
+
+def expectation_failed(model: str, text: str) -> str | None:
+    """A fail expectation's stop, told with the rule, the row and what the run did not do."""
+    found = _EXPECTATION_FAILED.search(text)
+    if found is None:
+        return None
+    return (
+        f"Model {model}: expectation {found['name']} ({found['expression']}) has action 'fail' "
+        f"and a row breaks it: {found['row']}\nNothing of this batch was written, and the "
+        f"checkpoint did not record it. Fix the data upstream, or the rule in the model's "
+        f"config (or give it action 'drop', 'quarantine' or 'warn'), then run again: the batch "
+        f"is processed again, and no row is lost or written twice."
+    )
+
+
 _NOT_FOUND = re.compile(r"TABLE_OR_VIEW_NOT_FOUND\].*?(?P<name>`[^ ]+`)")
 
 
@@ -124,6 +147,20 @@ def error_text(error: BaseException) -> str:
     return str(error)
 
 
+def causes_text(error: BaseException) -> list[str]:
+    """The messages of the Java exception's causes (a batch's error arrives wrapped in the
+    query's: FOREACH_BATCH_USER_FUNCTION_ERROR, STREAM_FAILED)."""
+    throwable = getattr(error, "_origin", None) or getattr(error, "java_exception", None)
+    messages: list[str] = []
+    try:
+        while throwable is not None and len(messages) < 20:
+            messages.append(str(throwable.toString()))
+            throwable = throwable.getCause()
+    except Exception:  # the JVM may be gone
+        pass
+    return messages
+
+
 def root_cause(error: BaseException) -> str:
     """The first line of the innermost cause's message: what went wrong, not the layers that
     passed it on ("Task failed while writing rows" wraps the error the SQL raised)."""
@@ -140,6 +177,9 @@ def root_cause(error: BaseException) -> str:
 def explain(model: str, error: BaseException) -> StreamingModelError:
     text = error_text(error)
     first_line = next((line for line in text.splitlines() if line.strip()), text)
+    failed = expectation_failed(model, "\n".join([text, *causes_text(error)]))
+    if failed:
+        return StreamingModelError(failed)
     if _CHECKPOINT_CANNOT_FOLLOW.search(text):
         return StreamingModelError(
             f"Model {model} changed in a way its checkpoint cannot follow (different grouping "

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional
 
 from python_runners.runtime.errors import ConfigError
 
@@ -29,6 +29,12 @@ QUARANTINE_SUFFIX = "__quarantine"
 # The quarantine table's columns beside the model's own.
 FAILED_COLUMN = "_failed_expectations"
 QUARANTINED_AT_COLUMN = "_quarantined_at"
+# The counts of a batch, in its progress's observedMetrics under OBSERVATION: rows checked, rows
+# left out by drop rules, rows quarantined, and per rule its failures as '<action>:<name>'.
+OBSERVATION = "expectations"
+ROWS_CHECKED = "rows"
+ROWS_DROPPED = "dropped"
+ROWS_QUARANTINED = "quarantined"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _KEYS = ("name", "expression", "action")
 _KEY_LOOKALIKES = {
@@ -180,5 +186,6 @@ def _is_table_name(value: Any) -> bool:
     )
 
 
-def expectation_names(rules: Sequence[Expectation]) -> list[str]:
-    return [rule.name for rule in rules]
+def metric_name(rule: Expectation) -> str:
+    """A rule's failure count in a batch's observedMetrics, saying its action too."""
+    return f"{rule.action}:{rule.name}"

@@ -16,8 +16,10 @@ from pyspark.sql import DataFrame, SparkSession
 from py4j.protocol import Py4JJavaError
 
 from python_runners.runtime.changes import ApplyChanges
+from python_runners.runtime.expectations import Expectations
 from python_runners.runtime.event_time import Watermark, with_watermarks
 from python_runners.runtime.writes.change_rows import check_feed
+from python_runners.runtime.writes.expectation_checks import check_rules
 from python_runners.runtime.errors import StreamingModelError, cannot_run, explain
 
 # `dbt run --empty` renders each ref() as a subquery that reads no rows; inside stream(...) that
@@ -39,9 +41,10 @@ def create_stream_view(
     watermarks: Sequence[Watermark] = (),
     output_mode: str = "append",
     changes: ApplyChanges | None = None,
+    expectations: Expectations | None = None,
 ) -> DataFrame:
     """Register the model's query as the temp view `view` and return it (a cdc_table's settings
-    checked against its columns)."""
+    and the model's expectations checked against its columns)."""
     try:
         watermarked = with_watermarks(spark, model, sql, watermarks)
         # From the analysed frame, not from SQL text: the view keeps the resolved plan, so the
@@ -53,6 +56,8 @@ def create_stream_view(
     refuse_what_a_stream_cannot_run(model, frame, output_mode)
     if changes is not None:
         check_feed(frame, changes)
+    if expectations:
+        check_rules(frame, expectations)
     return frame
 
 

@@ -18,7 +18,7 @@ from python_runners.runtime import run as streaming_run
 from python_runners.runtime.progress import status_file
 from python_runners.runtime.progress.batch import BatchProgress, batches_of, iso, last_batch
 from python_runners.runtime.progress.live import LiveProgress, batch_line
-from python_runners.runtime.progress.table import SCHEMA, progress_row
+from python_runners.runtime.progress.table import COLUMNS, progress_row
 from python_runners.runtime.run import NoStreamingRunError, StreamingRun
 from python_runners.runtime.writes.streaming import summarise
 
@@ -216,7 +216,7 @@ def test_the_live_line_of_a_batch():
 
 
 def test_the_progress_table_row_of_a_batch():
-    columns = [column.split()[0] for column in SCHEMA.split(",")]
+    columns = [column for column, _kind in COLUMNS]
 
     row = dict(zip(columns, progress_row(JOIN_BATCH)))
     first = dict(zip(columns, progress_row(FIRST_BATCH)))
@@ -229,7 +229,27 @@ def test_the_progress_table_row_of_a_batch():
     assert (row["rows_dropped_by_watermark"], row["state_rows"]) == (5, 400)
     assert json.loads(row["progress_json"]) == JOIN_BATCH
     assert first["watermark"] is None and first["processed_rows_per_second"] is None
-    assert progress_row(BatchProgress.from_progress(JOIN_BATCH))[:-1] == progress_row(JOIN_BATCH)[:-1]
+    as_batch = dict(zip(columns, progress_row(BatchProgress.from_progress(JOIN_BATCH))))
+    assert {**as_batch, "recorded_at": None} == {**row, "recorded_at": None}
+    assert row["expectations"] is None and row["rows_checked_by_expectations"] is None
+
+
+def test_the_progress_table_row_keeps_the_counts_of_each_expectation():
+    columns = [column for column, _kind in COLUMNS]
+    counted = {**JOIN_BATCH, "observedMetrics": {"expectations": {
+        "rows": 272, "dropped": 3, "quarantined": 2, "quarantine:heartbeat_plausible": 2,
+        "warn:device_known": 5, "drop:not_from_the_future": 4,
+    }}}
+
+    row = dict(zip(columns, progress_row(counted)))
+
+    assert (row["rows_checked_by_expectations"], row["rows_dropped_by_expectations"],
+            row["rows_quarantined_by_expectations"]) == (272, 3, 2)
+    assert row["expectations"] == [
+        {"name": "heartbeat_plausible", "action": "quarantine", "rows_checked": 272, "rows_failed": 2},
+        {"name": "device_known", "action": "warn", "rows_checked": 272, "rows_failed": 5},
+        {"name": "not_from_the_future", "action": "drop", "rows_checked": 272, "rows_failed": 4},
+    ]
 
 
 def test_the_status_file_entry_of_a_query(tmp_path):

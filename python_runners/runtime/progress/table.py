@@ -22,13 +22,21 @@ RETENTION_VARIABLE = "STREAM_PROGRESS_RETENTION_DAYS"
 DEFAULT_TABLE = "default._stream_progress"
 DEFAULT_RETENTION_DAYS = 7
 
-SCHEMA = (
-    "query_name string, model string, query_id string, run_id string, batch_id bigint, "
-    "batch_timestamp timestamp, num_input_rows bigint, input_rows_per_second double, "
-    "processed_rows_per_second double, batch_duration_ms bigint, watermark timestamp, "
-    "rows_dropped_by_watermark bigint, state_rows bigint, progress_json string, "
-    "recorded_at timestamp"
+# The expectations' counts (null for a model without expectations): rows checked, rows left out
+# by drop rules, rows quarantined, and per expectation its action and failures. Per expectation,
+# in SQL: select model, batch_id, e.* from _stream_progress lateral view explode(expectations) as e
+EXPECTATION = "struct<name: string, action: string, rows_checked: bigint, rows_failed: bigint>"
+COLUMNS = (
+    ("query_name", "string"), ("model", "string"), ("query_id", "string"), ("run_id", "string"),
+    ("batch_id", "bigint"), ("batch_timestamp", "timestamp"), ("num_input_rows", "bigint"),
+    ("input_rows_per_second", "double"), ("processed_rows_per_second", "double"),
+    ("batch_duration_ms", "bigint"), ("watermark", "timestamp"),
+    ("rows_dropped_by_watermark", "bigint"), ("state_rows", "bigint"),
+    ("progress_json", "string"), ("recorded_at", "timestamp"),
+    ("rows_checked_by_expectations", "bigint"), ("rows_dropped_by_expectations", "bigint"),
+    ("rows_quarantined_by_expectations", "bigint"), ("expectations", f"array<{EXPECTATION}>"),
 )
+SCHEMA = ", ".join(f"{column} {kind}" for column, kind in COLUMNS)
 
 
 def table_name(environ: Mapping[str, str] = os.environ) -> str:
@@ -80,17 +88,35 @@ def progress_row(progress: Any) -> tuple:
         batch.state_rows,
         json.dumps(batch.raw, sort_keys=True),
         datetime.now(timezone.utc),
+        *_expectation_columns(batch),
+    )
+
+
+def _expectation_columns(batch: BatchProgress) -> tuple:
+    counts = batch.expectations
+    if not counts:
+        return (None, None, None, None)
+    return (
+        counts.rows_checked,
+        counts.rows_dropped,
+        counts.rows_quarantined,
+        [
+            {"name": rule.name, "action": rule.action, "rows_checked": rule.rows_checked,
+             "rows_failed": rule.rows_failed}
+            for rule in counts.rules
+        ],
     )
 
 
 def append(spark: SparkSession, rows: Iterable[tuple], name: Optional[str] = None) -> int:
     """Rows travel as one JSON text parameter parsed in the JVM, not as a DataFrame built from
     Python objects: that one starts Python worker processes to unpickle them, seconds of CPU
-    per flush that an always-on service takes from its streams."""
+    per flush that an always-on service takes from its streams. A table made before a column
+    was added gets it (mergeSchema)."""
     rows = list(rows)
     if not rows:
         return 0
-    columns = [column.split() for column in SCHEMA.split(",")]
+    columns = COLUMNS
     as_text = ", ".join(f"`{column}`: {'string' if kind == 'timestamp' else kind}" for column, kind in columns)
     parsed = functions.from_json(
         functions.lit(json.dumps([_json_row(row, columns) for row in rows])), f"array<struct<{as_text}>>"
@@ -99,11 +125,11 @@ def append(spark: SparkSession, rows: Iterable[tuple], name: Optional[str] = Non
         f"cast(`{column}` as timestamp) as `{column}`" if kind == "timestamp" else f"`{column}`"
         for column, kind in columns
     ))
-    frame.write.format("delta").mode("append").saveAsTable(name or table_name())
+    frame.write.format("delta").mode("append").option("mergeSchema", "true").saveAsTable(name or table_name())
     return len(rows)
 
 
-def _json_row(row: tuple, columns: list[list[str]]) -> dict:
+def _json_row(row: tuple, columns) -> dict:
     return {
         column: value.isoformat() if isinstance(value, datetime) else value
         for (column, _kind), value in zip(columns, row)

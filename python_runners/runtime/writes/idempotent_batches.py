@@ -101,6 +101,26 @@ def appending_once(
     return once_per_batch(checkpoint, append_batch)
 
 
+def overwriting_once(
+    checkpoint: str, location: str, merge_schema: bool = False
+) -> Callable[[DataFrame, int], None]:
+    """The foreachBatch function of a complete-mode model written batch by batch (with a
+    quarantine beside it): each batch's whole result replaces the table's, under Delta's
+    transaction id, so a replayed batch changes nothing. One commit a batch of an aggregate's
+    result: the state rebuild Delta's check costs is small next to it."""
+
+    def overwrite_batch(batch: DataFrame, batch_id: int, app_id: str) -> None:
+        writer = (
+            batch.write.format("delta").mode("overwrite")
+            .option("txnAppId", app_id).option("txnVersion", batch_id)
+        )
+        if merge_schema:
+            writer = writer.option("mergeSchema", "true")
+        writer.save(location)
+
+    return once_per_batch(checkpoint, overwrite_batch)
+
+
 def raising_spark_errors(function: Callable[[DataFrame, int], None]) -> Callable[[DataFrame, int], None]:
     """A foreachBatch function whose Spark errors reach the query as the JVM's own exception (with
     the gateway set up by session.py), so that it fails as it would with a built-in sink."""

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
 from pyspark.errors import PySparkException
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
 from pyspark.sql.streaming import StreamingQuery
 from py4j.protocol import Py4JJavaError
 
@@ -15,15 +16,19 @@ from python_runners.runtime import checkpoints
 from python_runners.runtime import delta_tables
 from python_runners.runtime.sources import initial_snapshot
 from python_runners.runtime import interruption
-from python_runners.runtime.progress.batch import batches_of
+from python_runners.runtime.progress.batch import ExpectationCounts, batches_of
 from python_runners.runtime.run import StreamingRun
 from python_runners.runtime import catalog as streaming_catalog
 from python_runners.runtime.event_time import Dedupe
-from python_runners.runtime.writes.idempotent_batches import appending_once
+from python_runners.runtime.writes.expectation_checks import (
+    checked, model_columns, quarantine_columns, splitting_quarantine,
+)
+from python_runners.runtime.writes.idempotent_batches import appending_once, overwriting_once
 from python_runners.runtime.writes.merge import merge_writer
 from python_runners.runtime.writes.apply_changes import applying_changes, create_tables_if_missing
 from python_runners.runtime.writes.change_rows import FeedShape
 from python_runners.runtime.changes import ApplyChanges
+from python_runners.runtime.expectations import Expectations
 from python_runners.runtime.session import claim_lakehouse_for
 from python_runners.runtime.model_config import ModelConfig
 from python_runners.runtime.errors import StreamingModelError, explain
@@ -46,6 +51,7 @@ class StreamingWrite:
     append_new_columns: bool = False  # on_schema_change: append_new_columns
     documented: Mapping[str, str] = field(default_factory=dict)  # table properties for the docs
     changes: ApplyChanges | None = None  # a cdc_table's feed settings
+    expectations: Expectations = Expectations("")
 
     @classmethod
     def of_model(cls, config: ModelConfig, source_view: str, target_table: str) -> "StreamingWrite":
@@ -64,11 +70,16 @@ class StreamingWrite:
             append_new_columns=config.append_new_columns,
             documented=config.documented(),
             changes=config.changes,
+            expectations=config.expectations,
         )
 
     @property
     def query_name(self) -> str:
         return self.target_table
+
+    @property
+    def quarantine_table(self) -> str | None:
+        return self.expectations.quarantine_table(self.target_table)
 
 
 @dataclass(frozen=True)
@@ -80,14 +91,29 @@ class StreamSummary:
     seconds: float
     running: bool
     late_rows: int = 0
+    expectations: ExpectationCounts = ExpectationCounts()
 
     def message(self) -> str:
         state = "caught up, serving" if self.running else "caught up"
         batches = "1 batch" if self.batches == 1 else f"{self.batches} batches"
         late = f", {self.late_rows} late row{'' if self.late_rows == 1 else 's'} dropped"
         late = late if self.late_rows else ""
-        return (f"STREAMED {self.input_rows} rows in, {self.output_rows} written{late}, "
-                f"{batches} ({state})")
+        return (f"STREAMED {self.input_rows} rows in, {self.output_rows} written{late}"
+                f"{expectations_said(self.expectations)}, {batches} ({state})")
+
+
+def expectations_said(counts: ExpectationCounts) -> str:
+    """', 2 dropped and 1 quarantined by expectations, 4 warned (device_known 4)'; '' without."""
+    if not counts:
+        return ""
+    left_out = [f"{number} {verb}" for number, verb in (
+        (counts.rows_dropped, "dropped"), (counts.rows_quarantined, "quarantined")
+    ) if number]
+    said = f", {' and '.join(left_out)} by expectations" if left_out else ", no row left out by expectations"
+    warned = counts.warned()
+    if warned:
+        said += ", warnings: " + ", ".join(f"{rule.name} {rule.rows_failed}" for rule in warned)
+    return said
 
 
 def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSummary:
@@ -141,15 +167,22 @@ def start_streaming_write(
     frame = spark.table(write.source_view)
     if write.dedupe is not None:
         frame = write.dedupe.apply(frame)
+    frame = checked(frame, write.expectations)
     checkpoints.check_matches_table(
         spark, write.model, write.target_table, write.checkpoint, table_exists
     )
     properties = {**write.table_properties, **write.documented}
     try:
+        rows = model_columns(frame).schema
         if write.changes is None:
             delta_tables.create_if_missing(
-                spark, write.target_table, frame.schema, write.partition_by, properties,
+                spark, write.target_table, rows, write.partition_by, properties,
                 exists=table_exists,
+            )
+        else:
+            shape = FeedShape(write.changes, rows)
+            create_tables_if_missing(
+                spark, shape, write.target_table, write.partition_by, properties, table_exists
             )
         writer = (
             frame.writeStream.queryName(write.query_name)
@@ -157,28 +190,40 @@ def start_streaming_write(
             .option("checkpointLocation", write.checkpoint)
             .trigger(**write.trigger.writer_kwargs())
         )
-        if write.changes is not None:
-            shape = FeedShape(write.changes, frame.schema)
-            create_tables_if_missing(
-                spark, shape, write.target_table, write.partition_by, properties, table_exists
-            )
-            return writer.foreachBatch(
-                applying_changes(write.checkpoint, write.target_table, shape)
-            ).start()
-        if write.output_mode == "update":
-            return writer.foreachBatch(
-                merge_writer(write.checkpoint, write.target_table, write.unique_key)
-            ).start()
-        if write.output_mode == "append":
-            location = delta_tables.location(spark, write.target_table)
-            return writer.foreachBatch(
-                appending_once(write.checkpoint, location, merge_schema=write.append_new_columns)
-            ).start()
-        if write.append_new_columns:
-            writer = writer.option("mergeSchema", "true")
-        return writer.format("delta").toTable(write.target_table)
+        if write.quarantine_table is not None:
+            return writer.foreachBatch(splitting_quarantine(
+                _batch_writer(spark, write, rows), _quarantine_writer(spark, write, frame)
+            )).start()
+        if write.changes is None and write.output_mode == "complete":
+            if write.append_new_columns:
+                writer = writer.option("mergeSchema", "true")
+            return writer.format("delta").toTable(write.target_table)
+        return writer.foreachBatch(_batch_writer(spark, write, rows)).start()
     except (PySparkException, Py4JJavaError) as error:
         raise explain(write.model, error) from None
+
+
+def _batch_writer(spark: SparkSession, write: StreamingWrite, rows: StructType):
+    """The foreachBatch function that writes a batch (of `rows`) into the model's table, once."""
+    if write.changes is not None:
+        return applying_changes(write.checkpoint, write.target_table, FeedShape(write.changes, rows))
+    if write.output_mode == "update":
+        return merge_writer(write.checkpoint, write.target_table, write.unique_key)
+    location = delta_tables.location(spark, write.target_table)
+    if write.output_mode == "complete":
+        return overwriting_once(write.checkpoint, location, merge_schema=write.append_new_columns)
+    return appending_once(write.checkpoint, location, merge_schema=write.append_new_columns)
+
+
+def _quarantine_writer(spark: SparkSession, write: StreamingWrite, frame: DataFrame):
+    """Quarantined rows are appended once per batch; in complete mode, where the model's table
+    is the whole result again each batch, the quarantine holds the current result's rows."""
+    table = write.quarantine_table
+    delta_tables.create_if_missing(spark, table, quarantine_columns(frame).schema, (), {})
+    location = delta_tables.location(spark, table)
+    if write.changes is None and write.output_mode == "complete":
+        return overwriting_once(write.checkpoint, location, merge_schema=True)
+    return appending_once(write.checkpoint, location, merge_schema=True)
 
 
 def summarise(model: str, query: StreamingQuery, written: int, seconds: float) -> StreamSummary:
@@ -192,7 +237,15 @@ def summarise(model: str, query: StreamingQuery, written: int, seconds: float) -
         seconds=round(seconds, 3),
         running=query.isActive,
         late_rows=sum(batch.late_rows for batch in batches),
+        expectations=sum_counts(batch.expectations for batch in batches),
     )
+
+
+def sum_counts(counts) -> ExpectationCounts:
+    total = ExpectationCounts()
+    for batch_counts in counts:
+        total = total.plus(batch_counts)
+    return total
 
 
 def _refuse_running_twice(spark: SparkSession, write: StreamingWrite) -> None:

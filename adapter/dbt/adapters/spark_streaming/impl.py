@@ -107,7 +107,7 @@ class SparkStreamingAdapter(SparkAdapter):
         self.connections.register_source_views(sql)
         runtime.create_stream_view(
             self._spark(), config.model, sql, view, config.watermarks, config.output_mode,
-            config.changes,
+            config.changes, config.expectations,
         )
 
     @available

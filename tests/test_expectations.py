@@ -65,7 +65,21 @@ COUNTED = """{{ config(output_mode='complete', expectations=[
 ]) }}
 select device_id, count(*) as readings from stream({{ ref('checked_readings') }}) group by device_id"""
 
-MODELS = {"checked_readings": CHECKED, "readings_per_device": COUNTED}
+# COPY INTO: each load's rows checked once, its quarantine appended under the load's transaction.
+LOADED = """{{ config(materialized='copy_into', expectations=[
+    {'name': 'heartbeat_plausible', 'expression': 'heartbeat between 20 and 250', 'action': 'quarantine'},
+    {'name': 'not_from_the_future', 'expression': 'time < 4102444800', 'action': 'drop'},
+]) }}
+select reading_id, device_id, heartbeat, time from {{ source('landing', 'readings') }}"""
+
+# A cdc_table: a change without its key would fail the batch; the rule sets it aside instead.
+LATEST = """{{ config(materialized='cdc_table', keys=['device_id'], sequence_by='time', expectations=[
+    {'name': 'device_present', 'expression': 'device_id is not null', 'action': 'quarantine'},
+]) }}
+select device_id, reading_id, time from {{ source('landing', 'readings') }}"""
+
+MODELS = {"checked_readings": CHECKED, "readings_per_device": COUNTED, "loaded_readings": LOADED,
+          "latest_reading_per_device": LATEST}
 
 
 def heartbeat_plausible(row: dict) -> bool:
@@ -139,6 +153,8 @@ def test_counts_quarantined_and_dropped_rows_equal_the_landed_data_worked_out_in
         assert f", {' and '.join(left_out)} by expectations" in message, message
         assert f"warnings: device_known {expected['device_known']}" in message, message
         assert rows_processed(result)["checked_readings"] == len(rows)
+        loaded = node_results(result)["loaded_readings"].message
+        assert f"{' and '.join(left_out)} by expectations" in loaded, loaded
 
     written = [row for row in landed if not quarantined(row) and not dropped(row)]
     assert ids(spark.table(f"{SCHEMA}.checked_readings").collect()) == ids(written)
@@ -163,6 +179,17 @@ def test_counts_quarantined_and_dropped_rows_equal_the_landed_data_worked_out_in
         device: n for device, n in per_device.items() if device is None or device > 3
     }
     assert all(row["_failed_expectations"] == ["device_listed"] for row in held)
+
+    assert ids(spark.table(f"{SCHEMA}.loaded_readings").collect()) == ids(written)
+    assert ids(spark.table(f"{SCHEMA}.loaded_readings__quarantine").collect()) == ids(filter(quarantined, landed))
+
+    latest: dict[int, dict] = {}
+    for row in sorted(landed, key=lambda row: row["time"]):
+        if row["device_id"] is not None:
+            latest[row["device_id"]] = row
+    assert ids(spark.table(f"{SCHEMA}.latest_reading_per_device").collect()) == ids(latest.values())
+    set_aside = spark.table(f"{SCHEMA}.latest_reading_per_device__quarantine").collect()
+    assert ids(set_aside) == ids(row for row in landed if row["device_id"] is None)
 
 
 FAILING = """{{{{ config(expectations=[

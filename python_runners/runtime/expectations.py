@@ -134,6 +134,81 @@ class Expectations:
         return {"expectations": "; ".join(rule.documented() for rule in self.rules)}
 
 
+@dataclass(frozen=True)
+class ExpectationCount:
+    """One expectation's outcome in one batch."""
+
+    name: str
+    action: str
+    rows_checked: int
+    rows_failed: int
+
+
+@dataclass(frozen=True)
+class ExpectationCounts:
+    rows_checked: int = 0
+    rows_dropped: int = 0  # left out by drop rules (and not quarantined)
+    rows_quarantined: int = 0
+    rules: tuple[ExpectationCount, ...] = ()
+
+    @classmethod
+    def from_metrics(cls, metrics: Any) -> "ExpectationCounts":
+        if not isinstance(metrics, Mapping):
+            return cls()
+        checked = _whole(metrics.get(ROWS_CHECKED))
+        rules = []
+        for key, value in metrics.items():
+            action, separator, name = str(key).partition(":")
+            if separator:
+                rules.append(ExpectationCount(name, action, checked, _whole(value)))
+        return cls(
+            rows_checked=checked,
+            rows_dropped=_whole(metrics.get(ROWS_DROPPED)),
+            rows_quarantined=_whole(metrics.get(ROWS_QUARANTINED)),
+            rules=tuple(rules),
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.rules)
+
+    def plus(self, other: "ExpectationCounts") -> "ExpectationCounts":
+        """Both batches' counts, each rule's summed by name (in the order first seen)."""
+        totals: dict[tuple[str, str], ExpectationCount] = {}
+        for rule in (*self.rules, *other.rules):
+            seen = totals.get((rule.name, rule.action))
+            totals[(rule.name, rule.action)] = rule if seen is None else ExpectationCount(
+                rule.name, rule.action, seen.rows_checked + rule.rows_checked,
+                seen.rows_failed + rule.rows_failed,
+            )
+        return ExpectationCounts(
+            self.rows_checked + other.rows_checked,
+            self.rows_dropped + other.rows_dropped,
+            self.rows_quarantined + other.rows_quarantined,
+            tuple(totals.values()),
+        )
+
+    def warned(self) -> tuple[ExpectationCount, ...]:
+        return tuple(rule for rule in self.rules if rule.action == "warn" and rule.rows_failed)
+
+
+def expectations_said(counts: ExpectationCounts) -> str:
+    """', 2 dropped and 1 quarantined by expectations, warnings: device_known 4'; '' without."""
+    if not counts:
+        return ""
+    left_out = [f"{number} {verb}" for number, verb in (
+        (counts.rows_dropped, "dropped"), (counts.rows_quarantined, "quarantined")
+    ) if number]
+    said = f", {' and '.join(left_out)} by expectations" if left_out else ", no row left out by expectations"
+    warned = counts.warned()
+    if warned:
+        said += ", warnings: " + ", ".join(f"{rule.name} {rule.rows_failed}" for rule in warned)
+    return said
+
+
+def _whole(value: Any) -> int:
+    return 0 if value is None else int(value)
+
+
 def _expectation(model: str, index: int, item: Any) -> Expectation:
     example = ("{'name': 'heartbeat_plausible', 'expression': 'heartbeat between 20 and 250', "
                "'action': 'drop'}")

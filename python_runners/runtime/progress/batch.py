@@ -26,9 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Mapping, Optional, Union
 
-from python_runners.runtime.expectations import (
-    OBSERVATION, ROWS_CHECKED, ROWS_DROPPED, ROWS_QUARANTINED,
-)
+from python_runners.runtime.expectations import OBSERVATION, ExpectationCounts
 
 # Spark's watermark before any event has been seen
 NO_WATERMARK = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -49,63 +47,6 @@ class SourceProgress:
             input_rows_per_second=_rate(source.get("inputRowsPerSecond")),
             processed_rows_per_second=_rate(source.get("processedRowsPerSecond")),
         )
-
-
-@dataclass(frozen=True)
-class ExpectationCount:
-    """One expectation's outcome in one batch."""
-
-    name: str
-    action: str
-    rows_checked: int
-    rows_failed: int
-
-
-@dataclass(frozen=True)
-class ExpectationCounts:
-    rows_checked: int = 0
-    rows_dropped: int = 0  # left out by drop rules (and not quarantined)
-    rows_quarantined: int = 0
-    rules: tuple[ExpectationCount, ...] = ()
-
-    @classmethod
-    def from_metrics(cls, metrics: Any) -> "ExpectationCounts":
-        if not isinstance(metrics, Mapping):
-            return cls()
-        checked = _count(metrics.get(ROWS_CHECKED))
-        rules = []
-        for key, value in metrics.items():
-            action, separator, name = str(key).partition(":")
-            if separator:
-                rules.append(ExpectationCount(name, action, checked, _count(value)))
-        return cls(
-            rows_checked=checked,
-            rows_dropped=_count(metrics.get(ROWS_DROPPED)),
-            rows_quarantined=_count(metrics.get(ROWS_QUARANTINED)),
-            rules=tuple(rules),
-        )
-
-    def __bool__(self) -> bool:
-        return bool(self.rules)
-
-    def plus(self, other: "ExpectationCounts") -> "ExpectationCounts":
-        """Both batches' counts, each rule's summed by name (in the order first seen)."""
-        totals: dict[tuple[str, str], ExpectationCount] = {}
-        for rule in (*self.rules, *other.rules):
-            seen = totals.get((rule.name, rule.action))
-            totals[(rule.name, rule.action)] = rule if seen is None else ExpectationCount(
-                rule.name, rule.action, seen.rows_checked + rule.rows_checked,
-                seen.rows_failed + rule.rows_failed,
-            )
-        return ExpectationCounts(
-            self.rows_checked + other.rows_checked,
-            self.rows_dropped + other.rows_dropped,
-            self.rows_quarantined + other.rows_quarantined,
-            tuple(totals.values()),
-        )
-
-    def warned(self) -> tuple[ExpectationCount, ...]:
-        return tuple(rule for rule in self.rules if rule.action == "warn" and rule.rows_failed)
 
 
 @dataclass(frozen=True)

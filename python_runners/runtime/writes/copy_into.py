@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from pyspark.errors import PySparkException
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from py4j.protocol import Py4JJavaError
 
@@ -27,8 +27,14 @@ from python_runners.runtime import delta_tables
 from python_runners.runtime import hadoop_fs
 
 from python_runners.runtime import catalog as streaming_catalog
+from python_runners.runtime import delta_constraints
+from python_runners.runtime.contracts import Contract, with_not_null
+from python_runners.runtime.expectations import ExpectationCounts, Expectations, expectations_said
 from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.runtime.model_config import ModelConfig
+from python_runners.runtime.writes.expectation_checks import (
+    check_rules, checked, kept_rows, model_columns, quarantined_rows,
+)
 from python_runners.runtime.writes.load_log import Load, LoadLog
 from python_runners.runtime.session import claim_lakehouse_for
 from python_runners.runtime.sources.views import (
@@ -50,6 +56,12 @@ class CopyInto:
     partition_by: Sequence[str] = ()
     table_properties: Mapping[str, str] = field(default_factory=dict)
     documented: Mapping[str, str] = field(default_factory=dict)  # table properties for the docs
+    expectations: Expectations = Expectations("")
+    contract: Contract | None = None  # contract: {enforced: true}: columns checked, constraints on the table
+
+    @property
+    def quarantine_table(self) -> str | None:
+        return self.expectations.quarantine_table(self.target_table)
 
     @classmethod
     def of_model(cls, config: ModelConfig, sql: str, target_table: str) -> "CopyInto":
@@ -66,6 +78,8 @@ class CopyInto:
             partition_by=config.partition_by,
             table_properties=dict(config.tblproperties),
             documented=config.documented(),
+            expectations=config.expectations,
+            contract=config.contract,
         )
 
 
@@ -76,13 +90,15 @@ class CopySummary:
     files_skipped: int
     redone_load: int | None
     seconds: float
+    expectations: ExpectationCounts = ExpectationCounts()
 
     def message(self) -> str:
         files = "1 file" if self.files_loaded == 1 else f"{self.files_loaded} files"
         skipped = f", {self.files_skipped} loaded before" if self.files_skipped else ""
         redone = (f", finished load {self.redone_load} that an earlier run left unconfirmed"
                   if self.redone_load is not None else "")
-        return f"COPIED {files} ({self.rows_loaded} rows){skipped}{redone}"
+        checked_rows = expectations_said(self.expectations)
+        return f"COPIED {files} ({self.rows_loaded} rows{checked_rows}){skipped}{redone}"
 
 
 def copy_source_view(model: str, source_name: str) -> str:
@@ -104,10 +120,12 @@ def run_copy_into(spark: SparkSession, copy: CopyInto, lakehouse: Lakehouse) -> 
     app_id = log.transaction_app_id()
 
     files_loaded = rows_loaded = 0
+    counts = ExpectationCounts()
     pending = [load for load in loads if not load.loaded]
     redone = pending[-1] if pending else None
     if redone is not None:  # at most one: a run finishes or redoes it before planning another
-        rows_loaded += _write_load(spark, copy, lakehouse, log, app_id, redone)
+        rows, load_counts = _write_load(spark, copy, lakehouse, log, app_id, redone)
+        rows_loaded, counts = rows_loaded + rows, counts.plus(load_counts)
         files_loaded += len(redone.files)
 
     landed = hadoop_fs.list_data_files(spark, folder)
@@ -118,7 +136,8 @@ def run_copy_into(spark: SparkSession, copy: CopyInto, lakehouse: Lakehouse) -> 
     if to_load:
         next_id = max((load.load_id for load in loads), default=-1) + 1
         load = log.plan(next_id, to_load, forced=force)
-        rows_loaded += _write_load(spark, copy, lakehouse, log, app_id, load)
+        rows, load_counts = _write_load(spark, copy, lakehouse, log, app_id, load)
+        rows_loaded, counts = rows_loaded + rows, counts.plus(load_counts)
         files_loaded += len(to_load)
     elif not delta_tables.snapshot(spark, copy.target_table).exists:
         _create_empty_table(spark, copy, lakehouse)
@@ -133,36 +152,60 @@ def run_copy_into(spark: SparkSession, copy: CopyInto, lakehouse: Lakehouse) -> 
         files_skipped=len({f.path for f in landed} - {f.path for f in to_load} - redone_paths),
         redone_load=redone.load_id if redone is not None else None,
         seconds=round(time.monotonic() - started, 3),
+        expectations=counts,
     )
 
 
 def _write_load(
     spark: SparkSession, copy: CopyInto, lakehouse: Lakehouse, log: LoadLog, app_id: str, load: Load
-) -> int:
-    """Write one load's files through the model's SQL; Delta skips it if it was committed before."""
+) -> tuple[int, ExpectationCounts]:
+    """Write one load's files through the model's SQL (and its expectations); Delta skips each
+    write that was committed before. Returns the rows written and the expectations' counts."""
+    counts = ExpectationCounts()
+    loaded = None
     try:
         source = source_frame(
             spark, copy.source, lakehouse, streaming=False, files=[f.path for f in load.files]
         )
         source.createOrReplaceTempView(copy.source_view)
         frame = spark.sql(copy.sql)
+        delta_constraints.check_query(spark, copy.contract, frame.schema)
+        if copy.expectations:
+            check_rules(frame, copy.expectations)
+            observation = Observation(f"expectations_load_{load.load_id}")
+            loaded = checked(frame, copy.expectations, observation).persist()
+            loaded.count()  # the load's query and its rules, once (a fail rule raises here)
+            counts = ExpectationCounts.from_metrics(observation.get)
+            frame = kept_rows(loaded)
+            if copy.quarantine_table is not None:
+                _append(quarantined_rows(loaded), copy.quarantine_table, app_id, load, merge_schema=True)
         before = delta_tables.snapshot(spark, copy.target_table)
         delta_tables.create_if_missing(
-            spark, copy.target_table, frame.schema, copy.partition_by, _properties(copy),
-            exists=before.exists,
+            spark, copy.target_table, with_not_null(model_columns(frame).schema, copy.contract),
+            copy.partition_by, _properties(copy), exists=before.exists,
         )
-        writer = (
-            frame.write.format("delta").mode("append")
-            .option("txnAppId", app_id).option("txnVersion", load.load_id)
-        )
-        if copy.append_new_columns:
-            writer = writer.option("mergeSchema", "true")
-        writer.saveAsTable(copy.target_table)
+        delta_constraints.add_missing(spark, copy.target_table, copy.contract)
+        _append(frame, copy.target_table, app_id, load, merge_schema=copy.append_new_columns)
     except (PySparkException, Py4JJavaError) as error:
         raise explain(copy.model, error) from None
+    finally:
+        if loaded is not None:
+            loaded.unpersist()
     rows = delta_tables.rows_written_since(spark, copy.target_table, before.version)
     log.mark_loaded(load.load_id, rows)
-    return rows
+    return rows, counts
+
+
+def _append(frame: DataFrame, table: str, app_id: str, load: Load, merge_schema: bool) -> None:
+    """One load's rows into `table` under the load's Delta transaction (the same id on each
+    table: Delta keeps a table's transactions apart)."""
+    writer = (
+        frame.write.format("delta").mode("append")
+        .option("txnAppId", app_id).option("txnVersion", load.load_id)
+    )
+    if merge_schema:
+        writer = writer.option("mergeSchema", "true")
+    writer.saveAsTable(table)
 
 
 def _create_empty_table(spark: SparkSession, copy: CopyInto, lakehouse: Lakehouse) -> None:
@@ -173,9 +216,12 @@ def _create_empty_table(spark: SparkSession, copy: CopyInto, lakehouse: Lakehous
     empty: DataFrame = source_frame(spark, copy.source, lakehouse, streaming=False).where(F.lit(False))
     empty.createOrReplaceTempView(copy.source_view)
     frame = spark.sql(copy.sql)
+    delta_constraints.check_query(spark, copy.contract, frame.schema)
     delta_tables.create_if_missing(
-        spark, copy.target_table, frame.schema, copy.partition_by, _properties(copy)
+        spark, copy.target_table, with_not_null(frame.schema, copy.contract), copy.partition_by,
+        _properties(copy),
     )
+    delta_constraints.add_missing(spark, copy.target_table, copy.contract)
 
 
 def _properties(copy: CopyInto) -> dict[str, str]:

@@ -19,11 +19,11 @@ and the query above them run once (an uncached second write would also count eac
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Union
 
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, NullType
 
@@ -65,8 +65,12 @@ def check_rules(frame: DataFrame, expectations: Expectations) -> None:
             )
 
 
-def checked(frame: DataFrame, expectations: Expectations) -> DataFrame:
-    """The model's rows with its expectations applied; the frame as is when it has none."""
+def checked(
+    frame: DataFrame, expectations: Expectations, observation: Union[str, Observation] = OBSERVATION
+) -> DataFrame:
+    """The model's rows with its expectations applied; the frame as is when it has none.
+    `observation`: where the counts go (a stream's progress reports them by name; a batch
+    load reads an Observation)."""
     if not expectations:
         return frame
     columns = frame.columns
@@ -80,7 +84,7 @@ def checked(frame: DataFrame, expectations: Expectations) -> DataFrame:
     quarantined = _any(failed[rule.name] for rule in expectations.with_action("quarantine"))
     dropped = _any(failed[rule.name] for rule in expectations.with_action("drop")) & ~quarantined
     counted = with_outcomes.observe(
-        OBSERVATION,
+        observation,
         F.count(F.lit(1)).alias(ROWS_CHECKED),
         F.count_if(dropped).alias(ROWS_DROPPED),
         F.count_if(quarantined).alias(ROWS_QUARANTINED),
@@ -115,17 +119,25 @@ def splitting_quarantine(write_target: ForeachBatch, write_quarantine: ForeachBa
     def write(batch: DataFrame, batch_id: int) -> None:
         cached = batch.persist()
         try:
-            write_quarantine(
-                cached.where(F.col(_QUARANTINE_FLAG))
-                .withColumn(QUARANTINED_AT_COLUMN, F.current_timestamp())
-                .drop(_QUARANTINE_FLAG),
-                batch_id,
-            )
-            write_target(cached.where(~F.col(_QUARANTINE_FLAG)).drop(_QUARANTINE_FLAG, FAILED_COLUMN), batch_id)
+            write_quarantine(quarantined_rows(cached), batch_id)
+            write_target(kept_rows(cached), batch_id)
         finally:
             cached.unpersist()
 
     return write
+
+
+def quarantined_rows(frame: DataFrame) -> DataFrame:
+    """A checked frame's quarantined rows, as the quarantine table holds them: the model's
+    columns, the rules each failed, when."""
+    return quarantine_columns(frame.where(F.col(_QUARANTINE_FLAG)))
+
+
+def kept_rows(frame: DataFrame) -> DataFrame:
+    """A checked frame's rows for the model's table."""
+    if _QUARANTINE_FLAG not in frame.columns:
+        return frame
+    return model_columns(frame.where(~F.col(_QUARANTINE_FLAG)))
 
 
 def quarantine_columns(frame: DataFrame) -> DataFrame:

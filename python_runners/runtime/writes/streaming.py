@@ -14,9 +14,11 @@ from py4j.protocol import Py4JJavaError
 
 from python_runners.runtime import checkpoints
 from python_runners.runtime import delta_tables
+from python_runners.runtime import delta_constraints
+from python_runners.runtime.contracts import Contract, with_not_null
 from python_runners.runtime.sources import initial_snapshot
 from python_runners.runtime import interruption
-from python_runners.runtime.progress.batch import ExpectationCounts, batches_of
+from python_runners.runtime.progress.batch import batches_of
 from python_runners.runtime.run import StreamingRun
 from python_runners.runtime import catalog as streaming_catalog
 from python_runners.runtime.event_time import Dedupe
@@ -28,7 +30,7 @@ from python_runners.runtime.writes.merge import merge_writer
 from python_runners.runtime.writes.apply_changes import applying_changes, create_tables_if_missing
 from python_runners.runtime.writes.change_rows import FeedShape
 from python_runners.runtime.changes import ApplyChanges
-from python_runners.runtime.expectations import Expectations
+from python_runners.runtime.expectations import ExpectationCounts, Expectations, expectations_said
 from python_runners.runtime.session import claim_lakehouse_for
 from python_runners.runtime.model_config import ModelConfig
 from python_runners.runtime.errors import StreamingModelError, explain
@@ -52,6 +54,7 @@ class StreamingWrite:
     documented: Mapping[str, str] = field(default_factory=dict)  # table properties for the docs
     changes: ApplyChanges | None = None  # a cdc_table's feed settings
     expectations: Expectations = Expectations("")
+    contract: Contract | None = None  # contract: {enforced: true}: its NOT NULL and CHECKs on the table
 
     @classmethod
     def of_model(cls, config: ModelConfig, source_view: str, target_table: str) -> "StreamingWrite":
@@ -71,6 +74,7 @@ class StreamingWrite:
             documented=config.documented(),
             changes=config.changes,
             expectations=config.expectations,
+            contract=config.contract,
         )
 
     @property
@@ -100,20 +104,6 @@ class StreamSummary:
         late = late if self.late_rows else ""
         return (f"STREAMED {self.input_rows} rows in, {self.output_rows} written{late}"
                 f"{expectations_said(self.expectations)}, {batches} ({state})")
-
-
-def expectations_said(counts: ExpectationCounts) -> str:
-    """', 2 dropped and 1 quarantined by expectations, 4 warned (device_known 4)'; '' without."""
-    if not counts:
-        return ""
-    left_out = [f"{number} {verb}" for number, verb in (
-        (counts.rows_dropped, "dropped"), (counts.rows_quarantined, "quarantined")
-    ) if number]
-    said = f", {' and '.join(left_out)} by expectations" if left_out else ", no row left out by expectations"
-    warned = counts.warned()
-    if warned:
-        said += ", warnings: " + ", ".join(f"{rule.name} {rule.rows_failed}" for rule in warned)
-    return said
 
 
 def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSummary:
@@ -176,14 +166,15 @@ def start_streaming_write(
         rows = model_columns(frame).schema
         if write.changes is None:
             delta_tables.create_if_missing(
-                spark, write.target_table, rows, write.partition_by, properties,
-                exists=table_exists,
+                spark, write.target_table, with_not_null(rows, write.contract), write.partition_by,
+                properties, exists=table_exists,
             )
         else:
-            shape = FeedShape(write.changes, rows)
+            shape = FeedShape(write.changes, with_not_null(rows, write.contract))
             create_tables_if_missing(
                 spark, shape, write.target_table, write.partition_by, properties, table_exists
             )
+        delta_constraints.add_missing(spark, write.target_table, write.contract)
         writer = (
             frame.writeStream.queryName(write.query_name)
             .outputMode(write.output_mode)

@@ -2,6 +2,10 @@
 
 Each call lands one new batch (several files) in the landing folder. Batches are numbered and
 deterministic: batch n always holds the same records, so tests can recompute expected results.
+A few records of a batch break silver_recordings' expectations, at fixed places: in every 50,
+one has an implausible heartbeat (0, 900 or none: quarantined) and one a time in the year 2100
+(a device clock gone wrong: dropped); devices 10 and 11 are not in the devices seed (warned).
+`LandedBatch.checked` sorts a batch's records as silver does (demo/recording_rules.py).
 A file is written under a hidden name first and then renamed, as a careful uploader does, so a
 stream never sees half a file (python_runners.testing.landing).
 """
@@ -14,6 +18,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from python_runners.demo.recording_rules import Checked, check
 from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.testing.landing import land_json_lines
 
@@ -24,6 +29,11 @@ RECORDING_SCHEMA = "recording_id string, device_id int, mrn bigint, time bigint,
 DEVICES = 12  # the devices seed knows 0-9; 10 and 11 are new devices not yet registered
 PATIENTS = 40
 FIRST_BATCH_EPOCH = 1_767_225_600  # 2026-01-01T00:00:00Z
+FAR_FUTURE_EPOCH = 4_102_444_800  # 2100-01-01T00:00:00Z
+BAD_RECORD_EVERY = 50
+IMPLAUSIBLE_HEARTBEAT_AT = 7  # the record at this place in every BAD_RECORD_EVERY
+FUTURE_TIME_AT = 31
+IMPLAUSIBLE_HEARTBEATS = (0.0, 900.0, None)  # taken in turn
 _BATCH_FILE = re.compile(r"^batch-(\d+)-part-\d+\.json$")
 
 
@@ -31,7 +41,21 @@ _BATCH_FILE = re.compile(r"^batch-(\d+)-part-\d+\.json$")
 class LandedBatch:
     number: int
     files: list[str]
-    records: int
+    rows: tuple[dict, ...]
+
+    @property
+    def records(self) -> int:
+        """Records landed: what bronze takes in."""
+        return len(self.rows)
+
+    @property
+    def checked(self) -> Checked:
+        return check(self.rows)
+
+    @property
+    def kept(self) -> int:
+        """Records silver writes (and gold counts): those neither quarantined nor dropped."""
+        return len(self.checked.kept)
 
 
 def recordings_folder(lakehouse: Lakehouse | None = None) -> Path:
@@ -54,13 +78,13 @@ def land_batch(
         name = f"batch-{number:05d}-part-{part}.json"
         land_json_lines(folder, name, rows[part::files])
         written.append(str(folder / name))
-    return LandedBatch(number=number, files=written, records=len(rows))
+    return LandedBatch(number=number, files=written, rows=tuple(rows))
 
 
 def batch_records(number: int, records: int) -> list[dict]:
     rng = random.Random(number)
     start = FIRST_BATCH_EPOCH + number * 3600
-    return [
+    rows = [
         {
             "recording_id": f"b{number:05d}-{i:06d}",
             "device_id": rng.randrange(DEVICES),
@@ -70,6 +94,12 @@ def batch_records(number: int, records: int) -> list[dict]:
         }
         for i in range(records)
     ]
+    for i in range(IMPLAUSIBLE_HEARTBEAT_AT, records, BAD_RECORD_EVERY):
+        turn = number + i // BAD_RECORD_EVERY
+        rows[i]["heartbeat"] = IMPLAUSIBLE_HEARTBEATS[turn % len(IMPLAUSIBLE_HEARTBEATS)]
+    for i in range(FUTURE_TIME_AT, records, BAD_RECORD_EVERY):
+        rows[i]["time"] += FAR_FUTURE_EPOCH - FIRST_BATCH_EPOCH
+    return rows
 
 
 def land_status_reports(number: int, folder: Path | None = None) -> list[dict]:

@@ -1,4 +1,5 @@
-"""`make report`: the progress table drawn as throughput and batch duration, one series per model."""
+"""`make report`: the progress table drawn as throughput and batch duration, one series per model,
+and, when a model has expectations, the rows each expectation failed per batch."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import re
 import statistics
 import uuid
 from datetime import datetime, timedelta, timezone
+from typing import Optional
 
 import pytest
 
@@ -22,8 +24,10 @@ BATCHES = {
 STATEFUL = {"gold.device_counts"}
 
 
-def progress(query: str, batch_id: int, rows: int, duration_ms: int, at: datetime) -> dict:
-    """A StreamingQueryProgress as Spark reports it (as JSON) for a file source into Delta."""
+def progress(query: str, batch_id: int, rows: int, duration_ms: int, at: datetime,
+             expectations: Optional[dict] = None) -> dict:
+    """A StreamingQueryProgress as Spark reports it (as JSON) for a file source into Delta;
+    `expectations`: the batch's counts of a model with expectations (observedMetrics)."""
     return {
         "id": str(uuid.uuid5(uuid.NAMESPACE_URL, query)),
         "runId": str(uuid.uuid4()),
@@ -45,6 +49,7 @@ def progress(query: str, batch_id: int, rows: int, duration_ms: int, at: datetim
         "sources": [{"description": "FileStreamSource[file:/lakehouse/landing/recordings]",
                      "numInputRows": rows}],
         "sink": {"description": f"DeltaSink[{query}]", "numOutputRows": -1},
+        "observedMetrics": {"expectations": expectations} if expectations else {},
     }
 
 
@@ -132,3 +137,53 @@ def test_an_empty_progress_table_says_what_to_do(spark, monkeypatch, tmp_path, c
     assert "report_empty._stream_progress" in message and "has no batches" in message
     assert "`dbt run`" in message
     assert not (tmp_path / "stream_progress.png").exists()
+
+
+def test_expectations_get_a_panel_and_totals_once_a_model_has_them(spark, monkeypatch, tmp_path):
+    """The table first as written before expectations existed (without their columns), then with
+    a run whose silver model has expectations appended (the columns added as it writes)."""
+    monkeypatch.setenv(progress_table.TABLE_VARIABLE, "report_expectations._stream_progress")
+    spark.sql("create schema if not exists report_expectations")
+    first_run = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(minutes=20)
+    before = [column for column, _kind in progress_table.COLUMNS if "expectations" not in column]
+    old_schema = ", ".join(f"{column} {kind}" for column, kind in progress_table.COLUMNS if column in before)
+    older_rows = [row[:len(before)] for row in progress_rows(first_run)]
+    spark.createDataFrame(older_rows, old_schema).write.format("delta").saveAsTable(
+        "report_expectations._stream_progress")
+
+    assert progress_report.main(["--out", str(tmp_path / "before")]) == 0
+
+    page = (tmp_path / "before" / "stream_progress.html").read_text()
+    assert "<svg" in page and 'id="expectation:' not in page and "Per expectation" not in page
+
+    counts = [  # rows in, dropped, quarantined, warned per batch
+        (120, 2, 1, 0), (118, 0, 0, 4), (131, 5, 2, 1),
+    ]
+    later = first_run + timedelta(minutes=15)
+    progress_table.append(spark, [
+        progress_table.progress_row(progress(
+            "silver.silver_recordings", 5 + index, rows, 2000, later + timedelta(seconds=30 * index),
+            {"rows": rows, "dropped": dropped, "quarantined": quarantined,
+             "quarantine:heartbeat_plausible": quarantined, "warn:device_known": warned,
+             "drop:not_from_the_future": dropped},
+        ))
+        for index, (rows, dropped, quarantined, warned) in enumerate(counts)
+    ])
+
+    assert progress_report.main(["--out", str(tmp_path / "after")]) == 0
+
+    page = (tmp_path / "after" / "stream_progress.html").read_text()
+    assert sorted(re.findall(r'<g id="expectation:([^"]+)"', page)) == [
+        "silver_recordings.device_known", "silver_recordings.heartbeat_plausible",
+        "silver_recordings.not_from_the_future",
+    ]
+    assert sorted(re.findall(r'<g id="rate:([^"]+)"', page)) == sorted(
+        query.split(".")[1] for query in BATCHES)  # the older batches still drawn
+    checked = sum(rows for rows, *_ in counts)
+    assert re.search(rf"<tr><td>silver_recordings</td><td>3</td><td>{checked}</td><td>7</td>"
+                     r"<td>3</td></tr>", page)  # per model: batches, checked, dropped, quarantined
+    for name, action, failed in (("heartbeat_plausible", "quarantine", 3),
+                                 ("device_known", "warn", 5), ("not_from_the_future", "drop", 7)):
+        assert f"<tr><td>silver_recordings</td><td>{name}</td><td>{action}</td><td>{checked}</td>" \
+               f"<td>{failed}</td>" in page
+    assert "device_counts</td><td>" not in page.split("Expectations per model")[1]

@@ -1,7 +1,9 @@
 """`make report`: throughput and batch duration per model over time, from the progress table.
 
+When any model has expectations, a third panel: the rows each expectation failed, per batch.
 Writes `stream_progress.png` and `stream_progress.html` (the chart as inline SVG, each model's
-series named by its model, and a summary per model) under `<lakehouse>/reports/`. Reads the
+series named by its model, a summary per model and, with expectations, their totals per model
+and per expectation) under `<lakehouse>/reports/`. Reads the
 table's files by path, in a Spark session of its own without the metastore or the run lock, so
 it works while the pipeline or the always-on service runs.
 """
@@ -16,8 +18,9 @@ import statistics
 import sys
 from collections import defaultdict
 from datetime import datetime, timedelta, timezone
+from functools import partial
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import matplotlib
 
@@ -30,6 +33,9 @@ from python_runners.runtime.lakehouse import Lakehouse  # noqa: E402
 
 GAP = timedelta(minutes=2)
 COLUMNS = ("model", "batch_timestamp", "num_input_rows", "processed_rows_per_second", "batch_duration_ms")
+# A progress table from before expectations existed lacks these; its rows read them as None.
+EXPECTATION_COLUMNS = ("rows_checked_by_expectations", "rows_dropped_by_expectations",
+                       "rows_quarantined_by_expectations", "expectations")
 
 
 class NoProgressError(RuntimeError):
@@ -50,7 +56,9 @@ def read_progress(location: str, since_hours: Optional[float] = None) -> list[di
     if since_hours is not None:
         since = datetime.now(timezone.utc) - timedelta(hours=since_hours)
         frame = frame.where(frame.batch_timestamp >= since)
-    rows = [row.asDict() for row in frame.select(*COLUMNS).orderBy("batch_timestamp").collect()]
+    present = [column for column in (*COLUMNS, *EXPECTATION_COLUMNS) if column in frame.columns]
+    selected = frame.select(*present).orderBy("batch_timestamp").collect()
+    rows = [{**dict.fromkeys(EXPECTATION_COLUMNS), **row.asDict(recursive=True)} for row in selected]
     for row in rows:
         # pyspark gives naive datetimes in this process's local zone; the chart is in UTC
         row["batch_timestamp"] = row["batch_timestamp"].astimezone(timezone.utc)
@@ -98,27 +106,70 @@ def rows_per_second(row: dict) -> float:
     return 1000.0 * (row.get("num_input_rows") or 0) / duration if duration else 0.0
 
 
+def over_time(batches: Sequence[dict], value: Callable[[dict], float]) -> tuple[list, list]:
+    """A series' times and values, with a break where the stream did not run in between
+    (separate runs), so that no line is drawn across the gap."""
+    times, values = [], []
+    for previous, batch in zip([None, *batches], batches):
+        if previous and batch["batch_timestamp"] - previous["batch_timestamp"] > GAP:
+            times.append(previous["batch_timestamp"] + GAP / 2)
+            values.append(float("nan"))
+        times.append(batch["batch_timestamp"])
+        values.append(value(batch))
+    return times, values
+
+
+def checked(batches: Sequence[dict]) -> list[dict]:
+    """The batches whose rows expectations checked (the model had them then)."""
+    return [batch for batch in batches if batch.get("expectations") is not None]
+
+
+def expectations_by_model(rows: Sequence[dict]) -> dict[str, list[tuple[str, str]]]:
+    """Each model with expectations: its expectations' (name, action), in the order first seen."""
+    found: dict[str, dict[tuple[str, str], None]] = defaultdict(dict)
+    for row in rows:
+        for rule in row.get("expectations") or []:
+            found[row["model"]][(rule["name"], rule["action"])] = None
+    return {model: list(rules) for model, rules in sorted(found.items())}
+
+
+def rows_failed(batch: dict, name: str) -> float:
+    """The rows the expectation failed in the batch; NaN when the batch did not check it."""
+    for rule in batch["expectations"]:
+        if rule["name"] == name:
+            return float(rule["rows_failed"])
+    return float("nan")
+
+
 def chart(rows: Sequence[dict]) -> Figure:
-    """Two panels over time, one line per model in each: rows per second, batch duration."""
-    figure, (rate_axis, duration_axis) = plt.subplots(2, 1, sharex=True, figsize=(11, 7))
-    for model, batches in series_by_model(rows).items():
-        times, rates, durations = [], [], []
-        for previous, batch in zip([None, *batches], batches):
-            if previous and batch["batch_timestamp"] - previous["batch_timestamp"] > GAP:
-                # the stream did not run in between (separate runs): no line across the gap
-                times.append(previous["batch_timestamp"] + GAP / 2)
-                rates.append(float("nan"))
-                durations.append(float("nan"))
-            times.append(batch["batch_timestamp"])
-            rates.append(rows_per_second(batch))
-            durations.append(batch["batch_duration_ms"] / 1000)
-        rate_axis.plot(times, rates, marker=".", label=model, gid=f"rate:{model}")
-        duration_axis.plot(times, durations, marker=".", label=model, gid=f"duration:{model}")
+    """Panels over time, one line per model in each: rows per second, batch duration; when any
+    model has expectations, the rows each of them failed per batch."""
+    expectations = expectations_by_model(rows)
+    panels = 3 if expectations else 2
+    figure, axes = plt.subplots(panels, 1, sharex=True, figsize=(11, 3.5 * panels))
+    rate_axis, duration_axis = axes[0], axes[1]
+    by_model = series_by_model(rows)
+    for model, batches in by_model.items():
+        rate_axis.plot(*over_time(batches, rows_per_second), marker=".", label=model,
+                       gid=f"rate:{model}")
+        duration_axis.plot(*over_time(batches, lambda batch: batch["batch_duration_ms"] / 1000),
+                           marker=".", label=model, gid=f"duration:{model}")
     rate_axis.set_ylabel("rows per second")
     rate_axis.set_title("Stream throughput and batch duration per model")
     duration_axis.set_ylabel("batch duration (s)")
-    duration_axis.set_xlabel("batch start (UTC)")
-    for axis in (rate_axis, duration_axis):
+    if expectations:
+        failed_axis = axes[2]
+        for model, rules in expectations.items():
+            batches = checked(by_model[model])
+            for name, action in rules:
+                failed_axis.plot(*over_time(batches, partial(rows_failed, name=name)),
+                                 marker=".", label=f"{model}: {name} ({action})",
+                                 gid=f"expectation:{model}.{name}")
+        failed_axis.set_ylabel("rows failed")
+        failed_axis.set_title("Rows failed per expectation per batch", fontsize="medium")
+        failed_axis.legend(loc="best", fontsize="small", ncol=2)
+    axes[-1].set_xlabel("batch start (UTC)")
+    for axis in axes:
         axis.grid(True, alpha=0.3)
     rate_axis.legend(loc="upper left", fontsize="small", ncol=2)
     figure.autofmt_xdate()
@@ -141,6 +192,43 @@ def summary(rows: Sequence[dict]) -> list[dict]:
     return result
 
 
+def expectation_totals_per_model(rows: Sequence[dict]) -> list[dict]:
+    """Per model with expectations: rows checked, and left out by drop and quarantine rules."""
+    result = []
+    for model, batches in series_by_model(rows).items():
+        batches = checked(batches)
+        if batches:
+            result.append({
+                "model": model,
+                "batches": len(batches),
+                "rows_checked": sum(b.get("rows_checked_by_expectations") or 0 for b in batches),
+                "rows_dropped": sum(b.get("rows_dropped_by_expectations") or 0 for b in batches),
+                "rows_quarantined": sum(b.get("rows_quarantined_by_expectations") or 0 for b in batches),
+            })
+    return result
+
+
+def expectation_totals(rows: Sequence[dict]) -> list[dict]:
+    """Per expectation of each model: the rows it checked and failed over the batches."""
+    by_model = series_by_model(rows)
+    result = []
+    for model, rules in expectations_by_model(rows).items():
+        for name, action in rules:
+            outcomes = [rule for batch in checked(by_model[model]) for rule in batch["expectations"]
+                        if (rule["name"], rule["action"]) == (name, action)]
+            rows_checked = sum(rule["rows_checked"] or 0 for rule in outcomes)
+            failed = sum(rule["rows_failed"] or 0 for rule in outcomes)
+            result.append({
+                "model": model,
+                "expectation": name,
+                "action": action,
+                "rows_checked": rows_checked,
+                "rows_failed": failed,
+                "failed_%": round(100 * failed / rows_checked, 2) if rows_checked else "-",
+            })
+    return result
+
+
 def write_report(rows: Sequence[dict], out: Path) -> tuple[Path, Path]:
     out.mkdir(parents=True, exist_ok=True)
     figure = chart(rows)
@@ -150,25 +238,34 @@ def write_report(rows: Sequence[dict], out: Path) -> tuple[Path, Path]:
     figure.savefig(svg, format="svg")
     plt.close(figure)
     page = out / "stream_progress.html"
-    page.write_text(_html(svg.getvalue(), summary(rows)), encoding="utf-8")
+    page.write_text(_html(svg.getvalue(), summary(rows), expectation_totals_per_model(rows),
+                          expectation_totals(rows)), encoding="utf-8")
     return png, page
 
 
-def _html(svg: str, models: list[dict]) -> str:
-    header = "".join(f"<th>{html.escape(k.replace('_', ' '))}</th>" for k in models[0])
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in model.values()) + "</tr>"
-        for model in models
-    )
+def _html(svg: str, models: list[dict], checked_models: list[dict], expectations: list[dict]) -> str:
     svg = svg[svg.index("<svg"):]  # drop the XML prolog: the SVG sits inside the page
+    sections = f"<h2>Per model</h2>{_table(models)}"
+    if expectations:
+        sections += (f"<h2>Expectations per model</h2>{_table(checked_models, 'expectations-per-model')}"
+                     f"<h2>Per expectation</h2>{_table(expectations, 'expectations')}")
     return (
         "<!doctype html><html><head><meta charset='utf-8'><title>Stream progress</title>"
         "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
         "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}"
         "td:first-child,th:first-child{text-align:left}</style></head><body>"
-        f"<h1>Stream progress</h1>{svg}<h2>Per model</h2>"
-        f"<table><tr>{header}</tr>{body}</table></body></html>"
+        f"<h1>Stream progress</h1>{svg}{sections}</body></html>"
     )
+
+
+def _table(records: list[dict], table_id: Optional[str] = None) -> str:
+    header = "".join(f"<th>{html.escape(key.replace('_', ' '))}</th>" for key in records[0])
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(value))}</td>" for value in record.values()) + "</tr>"
+        for record in records
+    )
+    opening = f"<table id='{table_id}'>" if table_id else "<table>"
+    return f"{opening}<tr>{header}</tr>{body}</table>"
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -82,7 +82,8 @@ def serve_until_stopped(spark: SparkSession, run: StreamingRun, log: Log = print
                 if time.monotonic() >= next_status:
                     with own_time.timed("status file"):
                         status.write(queries, own_time=_own_time(recorder, own_time),
-                                     latest=recorder.latest_batch)
+                                     latest=recorder.latest_batch,
+                                     totals=recorder.expectation_totals)
                     next_status = time.monotonic() + STATUS_SECONDS
                 if time.monotonic() >= next_flush:
                     with own_time.timed("progress flush"):
@@ -101,7 +102,8 @@ def serve_until_stopped(spark: SparkSession, run: StreamingRun, log: Log = print
         with own_time.timed("progress flush"):
             _flush(spark, recorder, log)
         status.write(queries, state="stopped", own_time=_own_time(recorder, own_time),
-                     latest=recorder.latest_batch)
+                     latest=recorder.latest_batch,
+                     totals=recorder.expectation_totals)
     return [served.name for served in queries]
 
 

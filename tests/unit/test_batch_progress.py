@@ -262,7 +262,9 @@ def test_the_status_file_entry_of_a_query(tmp_path):
     assert status["last_progress"] == {
         "batch_id": 0, "timestamp": "2026-01-01T00:00:01.500Z", "num_input_rows": 200,
         "processed_rows_per_second": None, "batch_duration_ms": 1590, "watermark": None,
+        "expectations": None,
     }
+    assert status["expectations_since_start"] is None
     heard = BatchProgress.from_progress(JOIN_BATCH)
     status = status_file._query_status(served, latest=lambda name: heard)
     assert status["last_progress"]["watermark"] == "2026-01-01T00:50:00.000Z"

@@ -1,8 +1,10 @@
 """What the streams are doing, on the terminal: a live table on a terminal, plain lines elsewhere.
 
 On a terminal (rich's Live) one row per stream is redrawn as batches complete: batch id, input
-rows, rows per second, batch duration, watermark. Not on a terminal (CI logs, files), each batch
-is one plain line. At the end of a run, a summary per model.
+rows, rows per second, batch duration, watermark, and for a model with expectations what they
+left out and warned of in the batch (the column is there only while a stream shown has
+expectations). Not on a terminal (CI logs, files), each batch is one plain line. At the end of a
+run, a summary per model.
 """
 
 from __future__ import annotations
@@ -15,12 +17,14 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from python_runners.runtime.expectations import ExpectationCounts, expectations_said
 from python_runners.runtime.progress.batch import BatchProgress, iso
 
-COLUMNS = ("stream", "batch", "rows in", "rows/s", "batch time", "watermark")
+COLUMNS = ("stream", "batch", "rows in", "rows/s", "batch time", "watermark", "expectations")
 
 
-def batch_fields(progress: Any) -> tuple[str, str, str, str, str, str]:
+def batch_fields(progress: Any) -> tuple[str, str, str, str, str, str, str]:
+    """The live table's cells; the expectations' cell is '' for a model without expectations."""
     batch = BatchProgress.from_progress(progress)
     watermark = iso(batch.watermark)
     return (
@@ -30,7 +34,15 @@ def batch_fields(progress: Any) -> tuple[str, str, str, str, str, str]:
         _rate(batch.processed_rows_per_second),
         "-" if batch.duration_ms is None else f"{batch.duration_ms / 1000:.2f} s",
         watermark.replace("T", " ").replace(".000Z", "Z") if watermark else "-",
+        expectations_cell(batch.expectations),
     )
+
+
+def expectations_cell(counts: ExpectationCounts) -> str:
+    """'2 dropped and 1 quarantined, warnings: device_known 4': the run summary's words without
+    'by expectations', which the column's heading says; '' without expectations."""
+    said = expectations_said(counts)
+    return said.removeprefix(", ").replace(" by expectations", "", 1)
 
 
 def _rate(value: Optional[float]) -> str:
@@ -40,9 +52,11 @@ def _rate(value: Optional[float]) -> str:
 
 
 def batch_line(progress: Any) -> str:
-    stream, batch, rows, rate, duration, watermark = batch_fields(progress)
-    line = f"progress {stream} batch {batch}: {rows} rows in, {rate} rows/s, {duration}"
-    return line + (f", watermark {watermark}" if watermark != "-" else "")
+    batch = BatchProgress.from_progress(progress)
+    stream, batch_id, rows, rate, duration, watermark, _ = batch_fields(batch)
+    line = f"progress {stream} batch {batch_id}: {rows} rows in, {rate} rows/s, {duration}"
+    line += f", watermark {watermark}" if watermark != "-" else ""
+    return line + expectations_said(batch.expectations)
 
 
 class LiveProgress:
@@ -99,22 +113,43 @@ class LiveProgress:
 
     def _table(self) -> Table:
         table = Table(title="streams", title_justify="left")
-        for column in COLUMNS:
-            table.add_column(column, justify="left" if column in ("stream", "watermark") else "right",
-                             no_wrap=True)
-        for fields in self._latest.values():
-            table.add_row(*fields)
+        rows = list(self._latest.values())
+        shown = _with_expectations_if_any(COLUMNS, rows)
+        for column in COLUMNS[:shown]:
+            # the expectations' words wrap, rather than the other cells be cut short
+            table.add_column(column, justify="left" if column in ("stream", "watermark", "expectations")
+                             else "right", no_wrap=column != "expectations")
+        for fields in rows:
+            table.add_row(*fields[:shown])
         return table
 
 
+SUMMARY_COLUMNS = ("model", "batches", "rows in", "rows written", "seconds", "expectations")
+
+
 def print_summary(summaries: Sequence[Any], out: Optional[IO[str]] = None) -> None:
-    """One row per model: batches, rows in, rows written, seconds (StreamSummary objects)."""
+    """One row per model: batches, rows in, rows written, seconds, and what expectations left out
+    and warned of when a model has them (StreamSummary objects)."""
     if not summaries:
         return
+    rows = [
+        (s.model, str(s.batches), str(s.input_rows), str(s.output_rows), f"{s.seconds:.1f}",
+         expectations_cell(s.expectations))
+        for s in summaries
+    ]
+    shown = _with_expectations_if_any(SUMMARY_COLUMNS, rows)
     table = Table(title="streaming models", title_justify="left")
-    for column in ("model", "batches", "rows in", "rows written", "seconds"):
-        table.add_column(column, justify="left" if column == "model" else "right")
-    for s in summaries:
-        table.add_row(s.model, str(s.batches), str(s.input_rows), str(s.output_rows), f"{s.seconds:.1f}")
+    for column in SUMMARY_COLUMNS[:shown]:
+        # on 100 columns the expectations' words wrap, rather than a model's name be cut short
+        table.add_column(column, justify="left" if column in ("model", "expectations") else "right",
+                         no_wrap=column != "expectations")
+    for cells in rows:
+        table.add_row(*cells[:shown])
     console = Console(file=out or sys.stdout, width=100)
     console.print(table)
+
+
+def _with_expectations_if_any(columns: Sequence[str], rows: Sequence[tuple]) -> int:
+    """How many of the columns to show: the last, the expectations', only when a row has some, so
+    that a run without expectations looks as it did before they existed."""
+    return len(columns) if any(cells[-1] for cells in rows) else len(columns) - 1

@@ -6,6 +6,10 @@ goes to the run's live display (progress/live.py) at once and is kept in memory 
 flush appends it to the progress table: at the end of a run (on-run-end) and, while serving,
 every few seconds and at stop. Listener events arrive asynchronously, so after a model catches up
 the run waits until the listener has heard all of that query's batches.
+
+It also keeps, per query name, the sum of the expectations' counts of every batch it heard: for
+the always-on service (one process, one recorder) the counts since the service started, which
+its status file shows.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any, Callable, Optional
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
 
+from python_runners.runtime.expectations import ExpectationCounts
 from python_runners.runtime.progress import table as progress_table
 from python_runners.runtime.progress.batch import BatchProgress, last_batch
 from python_runners.runtime.own_time import OwnTime
@@ -33,6 +38,7 @@ class ProgressRecorder(StreamingQueryListener):
         self._pending: list[tuple] = []
         self._heard: dict[str, int] = {}  # run id -> last batch id heard
         self._latest: dict[str, BatchProgress] = {}  # query name -> its last batch
+        self._expectation_totals: dict[str, ExpectationCounts] = {}  # query name -> summed
         self._on_batch = on_batch
         self._retention_days = retention_days
         self._retention_applied = False
@@ -60,6 +66,9 @@ class ProgressRecorder(StreamingQueryListener):
             self._pending.append(progress_table.progress_row(batch))
             self._heard[batch.run_id or ""] = batch.batch_id
             self._latest[batch.query_name] = batch
+            if batch.expectations:
+                before = self._expectation_totals.get(batch.query_name, ExpectationCounts())
+                self._expectation_totals[batch.query_name] = before.plus(batch.expectations)
             self._lock.notify_all()
         on_batch = self._on_batch
         if on_batch is not None:
@@ -76,6 +85,12 @@ class ProgressRecorder(StreamingQueryListener):
         and decoding a hundred progress reports from the JVM."""
         with self._lock:
             return self._latest.get(query_name)
+
+    def expectation_totals(self, query_name: str) -> ExpectationCounts:
+        """The query's expectations' counts summed over every batch heard (restarts included);
+        empty (falsy) for a query without expectations."""
+        with self._lock:
+            return self._expectation_totals.get(query_name, ExpectationCounts())
 
     def wait_until_heard(self, query: StreamingQuery, timeout_seconds: float = 30) -> None:
         """Until the listener has heard the last batch the query itself reports."""

@@ -1,5 +1,8 @@
 """The always-on service's status file: which queries run, their restarts and last progress.
 
+Per query: its restarts, its last batch (with the batch's expectations' counts, for a model with
+expectations) and the expectations' counts summed since the service started.
+
 The service writes it as it starts ("starting"), while dbt catches each model up ("catching up",
 naming the model), then every 2 seconds while serving ("serving"), and at the end ("stopped").
 Read by `python -m python_runners service status` from
@@ -13,8 +16,9 @@ import os
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
+from python_runners.runtime.expectations import ExpectationCount, ExpectationCounts
 from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.runtime.progress.batch import BatchProgress, iso, last_batch
 
@@ -33,17 +37,19 @@ class StatusFile:
 
     def write(self, queries: Iterable[Any] = (), state: str = "serving",
               model: Optional[str] = None, own_time: Optional[dict] = None,
-              latest: Optional[Callable[[str], Optional[BatchProgress]]] = None) -> None:
+              latest: Optional[Callable[[str], Optional[BatchProgress]]] = None,
+              totals: Optional[Callable[[str], ExpectationCounts]] = None) -> None:
         """`queries`: serving.ServedQuery objects; `model`: the one catching up; `own_time`:
         what the service's own code has spent so far (own_time.OwnTime.figures()); `latest`:
-        a query name's last batch progress, as the progress listener heard it."""
+        a query name's last batch progress, as the progress listener heard it; `totals`: a
+        query name's expectations' counts since the service started (the listener's)."""
         status = {
             "pid": os.getpid(),
             "state": state,
             "model": model,
             "started_at": self.started_at,
             "updated_at": _now(),
-            "queries": [_query_status(served, latest) for served in queries],
+            "queries": [_query_status(served, latest, totals) for served in queries],
             "own_time": own_time or {},
         }
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -62,8 +68,10 @@ def read(lakehouse: Lakehouse) -> Optional[dict]:
     return status
 
 
-def _query_status(served: Any, latest: Optional[Callable[[str], Optional[BatchProgress]]]) -> dict:
+def _query_status(served: Any, latest: Optional[Callable[[str], Optional[BatchProgress]]],
+                  totals: Optional[Callable[[str], ExpectationCounts]] = None) -> dict:
     batch = (latest(served.name) if latest else None) or last_batch(served.query)
+    since_start = totals(served.name) if totals else ExpectationCounts()
     return {
         "name": served.name,
         "active": bool(served.query.isActive),
@@ -77,8 +85,42 @@ def _query_status(served: Any, latest: Optional[Callable[[str], Optional[BatchPr
             "processed_rows_per_second": batch.processed_rows_per_second,
             "batch_duration_ms": batch.duration_ms,
             "watermark": iso(batch.watermark),
+            "expectations": counts_as_json(batch.expectations),
         } if batch else None,
+        "expectations_since_start": counts_as_json(since_start),
     }
+
+
+def counts_as_json(counts: ExpectationCounts) -> Optional[dict]:
+    """The counts as the file keeps them; None for a query without expectations."""
+    if not counts:
+        return None
+    return {
+        "rows_checked": counts.rows_checked,
+        "rows_dropped": counts.rows_dropped,
+        "rows_quarantined": counts.rows_quarantined,
+        "rules": [
+            {"name": rule.name, "action": rule.action, "rows_checked": rule.rows_checked,
+             "rows_failed": rule.rows_failed}
+            for rule in counts.rules
+        ],
+    }
+
+
+def counts_from_json(kept: Optional[Mapping[str, Any]]) -> ExpectationCounts:
+    """Back from the file (a file written before expectations existed has none)."""
+    if not kept:
+        return ExpectationCounts()
+    return ExpectationCounts(
+        rows_checked=kept.get("rows_checked", 0),
+        rows_dropped=kept.get("rows_dropped", 0),
+        rows_quarantined=kept.get("rows_quarantined", 0),
+        rules=tuple(
+            ExpectationCount(rule["name"], rule["action"], rule.get("rows_checked", 0),
+                             rule.get("rows_failed", 0))
+            for rule in kept.get("rules") or []
+        ),
+    )
 
 
 def _alive(pid: int) -> bool:

@@ -1,5 +1,5 @@
 """`dbt docs generate` works, and its catalog shows each streaming model's output mode, trigger and
-checkpoint (and a copy_into model's load log), as recorded on the model's Delta table."""
+checkpoint (and a copy_into model's load log, and a model's expectations), as recorded on the model's Delta table."""
 
 from __future__ import annotations
 
@@ -25,7 +25,11 @@ sources:
 """
 
 MODELS = {
-    "appended_events": "select id, kind from {{ source('files', 'docs_events') }}",
+    "appended_events": (
+        "{{ config(expectations=[{'name': 'id_present', 'expression': 'id is not null', "
+        "'action': 'drop'}]) }}\n"
+        "select id, kind from {{ source('files', 'docs_events') }}"
+    ),
     "kind_totals": (
         "{{ config(output_mode='complete', trigger={'processing_time': '1 minute'}) }}\n"
         "select kind, count(*) as events from stream({{ ref('appended_events') }}) group by kind"
@@ -64,6 +68,7 @@ def test_docs_show_output_mode_trigger_and_checkpoint(dbt, project, spark, lakeh
         "Output mode": "append",
         "Trigger": "available now",
         "Checkpoint": lakehouse.checkpoint_path("documented/appended_events"),
+        "Expectations": "id_present (drop): id is not null",
     }
     assert stats(catalog, "kind_totals") == {
         "Output mode": "complete",

@@ -34,10 +34,10 @@ def reading(number: int, device_id: int | None = 1, heartbeat: float | None = 72
 # Each landing: good rows, and rows that break one rule or several (a null breaks a rule too).
 LANDINGS = [
     [reading(1), reading(2, heartbeat=900.0), reading(3, device_id=7), reading(4, time=FUTURE),
-     reading(5, device_id=2), reading(6, heartbeat=None)],
-    [reading(7, device_id=9, heartbeat=5.0), reading(8, device_id=3), reading(9, time=FUTURE, heartbeat=300.0),
+     reading(5, device_id=2, heartbeat=120.0), reading(6, heartbeat=None)],
+    [reading(7, device_id=9, heartbeat=5.0), reading(8, device_id=3, heartbeat=101.0), reading(9, time=FUTURE, heartbeat=300.0),
      reading(10, device_id=None, time=FUTURE)],
-    [reading(11), reading(12, device_id=8, time=FUTURE), reading(13, heartbeat=19.5), reading(14, device_id=2)],
+    [reading(11), reading(12, device_id=8, time=FUTURE), reading(13, heartbeat=19.5), reading(14, device_id=2, heartbeat=80.0)],
 ]
 
 SOURCES = """
@@ -81,8 +81,14 @@ LATEST = """{{ config(materialized='cdc_table', keys=['device_id'], sequence_by=
 ]) }}
 select device_id, reading_id, time from {{ source('landing', 'readings') }}"""
 
+# Update mode: each batch's changed aggregate rows are checked as they are merged.
+HIGHEST = """{{ config(output_mode='update', unique_key='device_id', expectations=[
+    {'name': 'calm', 'expression': 'max_heartbeat < 100', 'action': 'warn'},
+]) }}
+select device_id, max(heartbeat) as max_heartbeat from stream({{ ref('checked_readings') }}) group by device_id"""
+
 MODELS = {"checked_readings": CHECKED, "readings_per_device": COUNTED, "loaded_readings": LOADED,
-          "latest_reading_per_device": LATEST}
+          "latest_reading_per_device": LATEST, "highest_heartbeat_per_device": HIGHEST}
 
 
 def heartbeat_plausible(row: dict) -> bool:
@@ -142,6 +148,7 @@ def test_counts_quarantined_and_dropped_rows_equal_the_landed_data_worked_out_in
 ):
     folder = Path(lakehouse.landing_path("expectation_readings"))
     landed: list[dict] = []
+    not_calm = 0  # changed rows of highest_heartbeat_per_device that break its rule
     for number, rows in enumerate(LANDINGS):
         land_json_lines(folder, f"readings-{number}.json", rows)
         landed += rows
@@ -158,6 +165,11 @@ def test_counts_quarantined_and_dropped_rows_equal_the_landed_data_worked_out_in
         assert rows_processed(result)["checked_readings"] == len(rows)
         loaded = node_results(result)["loaded_readings"].message
         assert f"{' and '.join(left_out)} by expectations" in loaded, loaded
+        kept = [row for row in landed if not quarantined(row) and not dropped(row)]
+        changed = {row["device_id"] for row in rows if not quarantined(row) and not dropped(row)}
+        not_calm += sum(
+            max(row["heartbeat"] for row in kept if row["device_id"] == device) >= 100 for device in changed
+        )
 
     written = [row for row in landed if not quarantined(row) and not dropped(row)]
     assert ids(spark.table(f"{SCHEMA}.checked_readings").collect()) == ids(written)
@@ -193,6 +205,10 @@ def test_counts_quarantined_and_dropped_rows_equal_the_landed_data_worked_out_in
     assert ids(spark.table(f"{SCHEMA}.latest_reading_per_device").collect()) == ids(latest.values())
     set_aside = spark.table(f"{SCHEMA}.latest_reading_per_device__quarantine").collect()
     assert ids(set_aside) == ids(row for row in landed if row["device_id"] is None)
+
+    highest = {row["device_id"]: row["max_heartbeat"] for row in spark.table(f"{SCHEMA}.highest_heartbeat_per_device").collect()}
+    assert highest == {device: max(row["heartbeat"] for row in written if row["device_id"] == device) for device in per_device}
+    assert progress_counts(spark, "highest_heartbeat_per_device")[0] == Counter({"calm": not_calm})
 
 
 FAILING = """{{{{ config(expectations=[

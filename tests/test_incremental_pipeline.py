@@ -1,4 +1,5 @@
-"""The demo pipeline run after run: each run processes exactly what is new, at every layer."""
+"""The demo pipeline run after run: each run processes exactly what is new, at every layer; silver
+keeps what its expectations let through (python_runners/demo/recording_rules.py)."""
 
 from __future__ import annotations
 
@@ -7,17 +8,19 @@ import os
 
 import pytest
 
-from dbt_results import failure_messages, rows_processed
+from dbt_results import failure_messages, node_results, rows_processed
 from python_runners.testing import recompute
 from python_runners.demo.data import (
     FIRST_BATCH_EPOCH, STATUS_EVERY_SECONDS, batch_status_reports, land_batch,
     land_status_reports, recordings_folder, status_folder,
 )
+from python_runners.demo.recording_rules import REGISTERED_DEVICES
 from python_runners.demo.patient_changes import land_patient_changes, patient_changes_folder
 
 # Models that read every new row (quarantined_recordings reads only files with unreadable
-# lines: Delta skips the others by their column statistics).
-STREAMING_MODELS = ["bronze_recordings", "silver_recordings", "device_counts", "ward_heart_rates"]
+# lines: Delta skips the others by their column statistics), and those that read what silver kept.
+READ_EVERY_ROW = ["bronze_recordings", "silver_recordings"]
+READ_WHAT_SILVER_KEPT = ["device_counts", "ward_heart_rates"]
 TABLES = {
     "bronze_recordings": "bronze.bronze_recordings",
     "silver_recordings": "silver.silver_recordings",
@@ -68,17 +71,19 @@ def assert_gold_matches_recompute(spark, folder) -> None:
     assert recompute.gold_mismatches(spark, folder) == []
 
 
-def every_layer_processed(result, rows: int) -> None:
+def every_layer_processed(result, landed: int, kept: int) -> None:
     processed = rows_processed(result)
-    assert {model: processed[model] for model in STREAMING_MODELS} == dict.fromkeys(STREAMING_MODELS, rows)
-    assert processed["quarantined_recordings"] in (0, rows)
+    assert {model: processed[model] for model in READ_EVERY_ROW + READ_WHAT_SILVER_KEPT} == {
+        **dict.fromkeys(READ_EVERY_ROW, landed), **dict.fromkeys(READ_WHAT_SILVER_KEPT, kept)
+    }
+    assert processed["quarantined_recordings"] in (0, landed)
 
 
 def test_build_streams_every_landed_row_through_every_layer(built, spark, folder):
     batch, result = built
-    every_layer_processed(result, batch.records)
+    every_layer_processed(result, batch.records, batch.kept)
     assert count(spark, "bronze.bronze_recordings") == batch.records
-    assert count(spark, "silver.silver_recordings") == batch.records
+    assert count(spark, "silver.silver_recordings") == batch.kept < batch.records
     assert_gold_matches_recompute(spark, folder)
 
 
@@ -128,7 +133,7 @@ def test_stream_stream_join_waits_across_runs_for_the_other_side(
 ):
     first, _ = built
     assert joined_rows(spark) == expected_join(spark, [first.number])
-    assert len(joined_rows(spark)) == first.records
+    assert len(joined_rows(spark)) == first.kept
 
     batch = land_batch(folder, records=60, files=1)
     result = dbt("run")
@@ -139,7 +144,7 @@ def test_stream_stream_join_waits_across_runs_for_the_other_side(
     result = dbt("run")
     assert result.success, failure_messages(result)
     assert joined_rows(spark) == expected_join(spark, [first.number, batch.number])
-    assert len(joined_rows(spark)) == first.records + batch.records
+    assert len(joined_rows(spark)) == first.kept + batch.kept
 
 
 def test_second_run_processes_only_the_new_batch(built, dbt, spark, folder):
@@ -149,19 +154,57 @@ def test_second_run_processes_only_the_new_batch(built, dbt, spark, folder):
     result = dbt("run")
 
     assert result.success, failure_messages(result)
-    every_layer_processed(result, batch.records)
+    every_layer_processed(result, batch.records, batch.kept)
     assert count(spark, "bronze.bronze_recordings") == before + batch.records
+    assert_gold_matches_recompute(spark, folder)
+
+
+def ids(rows) -> set[str]:
+    return {row["recording_id"] for row in rows}
+
+
+def test_silvers_expectations_quarantine_implausible_drop_future_and_keep_unknown_devices(
+    built, dbt, spark, folder
+):
+    """The run output counts what the plain-Python rules count in the batch; over everything
+    landed, the quarantine holds exactly the implausible recordings, each with the rules it
+    failed, a recording from the future is in neither table, and one from a device the seed does
+    not know is in silver."""
+    batch = land_batch(folder, records=150, files=2)
+
+    result = dbt("run")
+
+    assert result.success, failure_messages(result)
+    checked = batch.checked
+    message = node_results(result)["silver_recordings"].message
+    assert (
+        f"{batch.records} rows in, {batch.kept} written, {len(checked.dropped)} dropped and "
+        f"{len(checked.quarantined)} quarantined by expectations, "
+        f"warnings: device_known {checked.warnings['device_known']}"
+    ) in message, message
+    landed = recompute.checked_recordings(spark, folder)
+    assert recompute.quarantine_rows(spark) == recompute.expected_quarantine(spark, folder)
+    held = spark.table(recompute.QUARANTINE_TABLE).select("recording_id", "heartbeat").collect()
+    assert {row.heartbeat for row in held} == {0.0, 900.0, None}  # as landed
+    silver = ids(spark.table("silver.silver_recordings").select("recording_id").collect())
+    assert silver == ids(landed.kept)
+    future = ids(landed.dropped)
+    assert future and not future & (silver | ids(held))
+    unknown_devices = ids(row for row in landed.kept if row["device_id"] not in REGISTERED_DEVICES)
+    assert unknown_devices and unknown_devices <= silver
     assert_gold_matches_recompute(spark, folder)
 
 
 def test_run_with_nothing_new_changes_nothing(built, dbt, spark, folder):
     counts = {model: count(spark, table) for model, table in TABLES.items()}
+    quarantined = count(spark, recompute.QUARANTINE_TABLE)
 
     result = dbt("run")
 
     assert result.success, failure_messages(result)
-    every_layer_processed(result, 0)
+    every_layer_processed(result, 0, 0)
     assert {model: count(spark, table) for model, table in TABLES.items()} == counts
+    assert count(spark, recompute.QUARANTINE_TABLE) == quarantined
     for table in ("bronze.bronze_recordings", "silver.silver_recordings"):
         distinct = spark.table(table).select("recording_id").distinct().count()
         assert distinct == counts[table.split(".")[1]], f"duplicates in {table}"
@@ -169,10 +212,10 @@ def test_run_with_nothing_new_changes_nothing(built, dbt, spark, folder):
 
 def test_complete_mode_gold_matches_recompute_after_each_landing(built, dbt, spark, folder):
     for records in (50, 75, 100):
-        land_batch(folder, records=records, files=1)
+        batch = land_batch(folder, records=records, files=1)
         result = dbt("run")
         assert result.success, failure_messages(result)
-        assert rows_processed(result)["device_counts"] == records
+        assert rows_processed(result)["device_counts"] == batch.kept
         assert_gold_matches_recompute(spark, folder)
 
 
@@ -212,7 +255,7 @@ def test_unreadable_lines_are_quarantined_and_counted_not_dropped(built, dbt, sp
     assert result.success, failure_messages(result)
     processed = rows_processed(result)
     assert processed["bronze_recordings"] == readable.records + len(UNREADABLE_LINES)
-    assert processed["device_counts"] == readable.records
+    assert processed["device_counts"] == readable.kept
     quarantined = spark.sql(
         "select source_file, raw_record from silver.quarantined_recordings "
         "where source_file like '%hand-written.json'"
@@ -221,7 +264,7 @@ def test_unreadable_lines_are_quarantined_and_counted_not_dropped(built, dbt, sp
     assert count(spark, "silver.quarantined_recordings") == quarantined_before + len(UNREADABLE_LINES)
     messages = {r.node.name: r.message for r in result.result.results}
     assert f", {len(UNREADABLE_LINES)} written" in messages["quarantined_recordings"]
-    assert f", {readable.records} written" in messages["silver_recordings"]
+    assert f", {readable.kept} written" in messages["silver_recordings"]
     assert_gold_matches_recompute(spark, folder)
 
 
@@ -270,5 +313,5 @@ def test_full_refresh_rebuilds_one_model_from_all_data(built, dbt, spark, folder
     # and it keeps going incrementally afterwards
     batch = land_batch(folder, records=40, files=1)
     result = dbt("run")
-    assert rows_processed(result)["device_counts"] == batch.records
+    assert rows_processed(result)["device_counts"] == batch.kept
     assert_gold_matches_recompute(spark, folder)

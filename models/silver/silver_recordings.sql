@@ -1,3 +1,12 @@
+{{ config(expectations=[
+    {'name': 'heartbeat_plausible', 'expression': 'heartbeat between 20 and 250',
+     'action': 'quarantine'},
+    {'name': 'device_known', 'expression': 'device_model is not null', 'action': 'warn'},
+    {'name': 'not_from_the_future', 'expression': 'recorded_at <= current_timestamp()',
+     'action': 'drop'},
+]) }}
+
+-- Kept in step with their plain-Python twins in python_runners/demo/recording_rules.py.
 with recordings as (
     select * from stream({{ ref('bronze_recordings') }})
 ),

@@ -1,7 +1,9 @@
 """Expected results, computed in batch from everything that landed: the truth streams must match.
 
-The patient tables (cdc_table models) and the ward each recording is attributed to are worked
-out in plain Python from the landed change files (testing.cdc_reference), not by the engine.
+Silver's expectations are applied in plain Python (demo/recording_rules.py): silver and gold hold
+the readable recordings that are neither quarantined nor dropped. The patient tables (cdc_table
+models) and the ward each recording is attributed to are worked out in plain Python from the
+landed change files (testing.cdc_reference), not by the engine.
 """
 
 from __future__ import annotations
@@ -14,10 +16,13 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from python_runners.demo import recording_rules
 from python_runners.demo.data import RECORDING_SCHEMA
 from python_runners.demo.patient_changes import DISCHARGE, PATIENT_CHANGES_FOLDER
+from python_runners.runtime.expectations import FAILED_COLUMN
 from python_runners.testing.cdc_reference import scd1, scd2
 
+QUARANTINE_TABLE = "silver.silver_recordings__quarantine"
 DEVICE_COUNT_COLUMNS = ["device_id", "total_recordings"]
 WARD_COLUMNS = [
     "ward", "total_recordings", "patients", "avg_heartbeat", "min_heartbeat", "max_heartbeat"
@@ -32,8 +37,8 @@ HISTORY_SEQUENCE = ["changed_at", "lsn"]
 HISTORY_STORED = ["mrn", "ward"]
 
 
-def landed_recordings(spark: SparkSession, folder) -> DataFrame:
-    """Every readable recording landed so far (unreadable lines are the quarantine's)."""
+def readable_recordings(spark: SparkSession, folder) -> DataFrame:
+    """Every readable recording landed so far (unreadable lines are quarantined_recordings')."""
     frame = (
         spark.read.schema(f"{RECORDING_SCHEMA}, _corrupt_record string")
         .option("columnNameOfCorruptRecord", "_corrupt_record")
@@ -42,15 +47,45 @@ def landed_recordings(spark: SparkSession, folder) -> DataFrame:
     return frame.where("_corrupt_record is null").drop("_corrupt_record")
 
 
+def checked_recordings(spark: SparkSession, folder) -> recording_rules.Checked:
+    """The readable recordings as silver's expectations sort them: kept, dropped, quarantined."""
+    return _checked(readable_recordings(spark, folder))
+
+
+def kept_recordings(spark: SparkSession, folder) -> DataFrame:
+    """The recordings silver writes: readable, and neither quarantined nor dropped."""
+    readable = readable_recordings(spark, folder)
+    return spark.createDataFrame(list(_checked(readable).kept), readable.schema)
+
+
+def _checked(readable: DataFrame) -> recording_rules.Checked:
+    # Every column collected: the JSON reader parses only the columns a query uses, so a value of
+    # the wrong type in one left out (device_id) would not mark its line as corrupt.
+    return recording_rules.check(readable.collect())
+
+
+def expected_quarantine(spark: SparkSession, folder) -> list[tuple[str, list[str]]]:
+    """silver_recordings' quarantine table as (recording_id, the rules the recording failed)."""
+    return sorted(
+        (row["recording_id"], recording_rules.failed_rules(row))
+        for row in checked_recordings(spark, folder).quarantined
+    )
+
+
+def quarantine_rows(spark: SparkSession) -> list[tuple[str, list[str]]]:
+    frame = spark.table(QUARANTINE_TABLE).select("recording_id", FAILED_COLUMN)
+    return sorted((row[0], list(row[1])) for row in frame.collect())
+
+
 def device_counts(spark: SparkSession, folder) -> list[tuple]:
-    frame = landed_recordings(spark, folder).groupBy("device_id").agg(F.count("*").alias("n"))
+    frame = kept_recordings(spark, folder).groupBy("device_id").agg(F.count("*").alias("n"))
     return sorted(tuple(row) for row in frame.collect())
 
 
 def ward_heart_rates(spark: SparkSession, folder) -> list[tuple]:
     devices = spark.table("reference.devices")
     frame = (
-        landed_recordings(spark, folder)
+        kept_recordings(spark, folder)
         .join(devices, "device_id", "left")
         .groupBy(F.coalesce("ward", F.lit("unknown")).alias("ward"))
         .agg(
@@ -183,15 +218,13 @@ def cdc_mismatches(spark: SparkSession, changes_folder) -> list[str]:
 
 
 def patient_wards(spark: SparkSession, folder, changes: list[dict]) -> list[tuple]:
-    """(recording_id, ward) of every readable recording: the ward its patient was in at the
+    """(recording_id, ward) of every recording in silver: the ward its patient was in at the
     recording's time by the reference history (None: not admitted then)."""
     stays: dict[int, list[tuple]] = {}
     for mrn, ward, (start, _), end in expected_ward_history(changes):
         stays.setdefault(mrn, []).append((start, None if end is None else end[0], ward))
     expected = []
-    # Every column collected: the JSON reader parses only the columns a query uses, so a value of
-    # the wrong type in one left out (device_id) would not mark its line as corrupt.
-    for row in landed_recordings(spark, folder).collect():
+    for row in checked_recordings(spark, folder).kept:
         wards = [
             ward for start, end, ward in stays.get(row.mrn, [])
             if start <= row.time and (end is None or row.time < end)

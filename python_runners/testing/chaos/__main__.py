@@ -2,9 +2,10 @@
 
 Its last line is the verdict:
 `chaos: kills=<n> landed=<rows> lost=<n> duplicated=<n> gold_matches_recompute=<yes|no>
-cdc_matches_reference=<yes|no>` (one line): recordings lost or duplicated in bronze, silver and
-the stream-stream join; gold equal to a batch recompute; silver.patients and
-silver.patient_ward_history (cdc_table) equal to the landed change feed applied in plain Python.
+cdc_matches_reference=<yes|no>` (one line): recordings lost or duplicated in bronze, silver, the
+stream-stream join and silver's quarantine table (each where silver's expectations put it); gold
+equal to a batch recompute; silver.patients and silver.patient_ward_history (cdc_table) equal to
+the landed change feed applied in plain Python.
 """
 
 from __future__ import annotations
@@ -127,6 +128,8 @@ def _run(args: argparse.Namespace) -> int:
     from python_runners.runtime.session import get_or_create_session  # only now: the lock is free
 
     result = audit(get_or_create_session(lakehouse), folder, changes)
+    say(f"chaos: silver's expectations: {result.quarantined} of {result.landed} recordings belong in "
+        f"the quarantine, {result.dropped} are dropped (demo/recording_rules.py)")
     for layer, (lost, duplicated) in result.per_layer.items():
         say(f"chaos: {layer}: lost={lost} duplicated={duplicated}")
     for mismatch in result.gold_mismatches:

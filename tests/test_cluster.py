@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from python_runners.demo.data import land_batch, land_status_reports, recordings_folder, status_folder
+from python_runners.runtime.expectations import QUARANTINED_AT_COLUMN
 from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.testing.command_line import run_command_line
 from python_runners.testing.dbt_process import run_dbt_process
@@ -34,7 +35,7 @@ PORTS = {
     "SPARK_WORKER_WEBUI_PORT": "8181",
     "METASTORE_PG_PORT": "5439",
 }
-RUN_DEPENDENT_COLUMNS = {"ingested_at"}  # current_timestamp() at ingestion
+RUN_DEPENDENT_COLUMNS = {"ingested_at", QUARANTINED_AT_COLUMN}  # current_timestamp() when written
 SERVED_MODELS = ["bronze_recordings", "silver_recordings", "device_counts"]
 FIRST_BATCH, SECOND_BATCH = 400, 100  # recordings landed by the fixture, then by the service test
 
@@ -62,7 +63,7 @@ def cluster():
         batch = land_batch(recordings_folder(landing), records=FIRST_BATCH, files=4)
         land_status_reports(batch.number, status_folder(landing))
         run_dbt(env, root / "seed.log", "seed", "--target", "cluster")
-        yield env, root
+        yield env, root, batch
     finally:
         cluster_command(env, "stop")
         shutil.rmtree(root, ignore_errors=True)
@@ -87,7 +88,7 @@ def model_tables(warehouse: Path) -> dict[str, Path]:
 
 
 def test_dbt_run_on_the_cluster_gives_the_local_tables_from_the_workers_executors(cluster, spark, tmp_path):
-    env, root = cluster
+    env, root, first = cluster
     settings = ClusterSettings.from_env(env)
     local = tmp_path / "local"
     local_env = base_env(local, LAKEHOUSE_LANDING_DIR=str(root / "landing"), SPARK_MASTER="local[2]")
@@ -109,7 +110,8 @@ def test_dbt_run_on_the_cluster_gives_the_local_tables_from_the_workers_executor
         assert actual.count() == expected.count(), name
         assert actual.select(columns).exceptAll(expected.select(columns)).count() == 0, name
         assert expected.select(columns).exceptAll(actual.select(columns)).count() == 0, name
-    assert spark.read.format("delta").load(str(cluster_tables["silver.silver_recordings"])).count() == FIRST_BATCH
+    assert spark.read.format("delta").load(str(cluster_tables["silver.silver_recordings"])).count() == first.kept
+    assert "silver.silver_recordings__quarantine" in cluster_tables
 
     state = master_state(settings)
     (app,) = [a for a in state["completedapps"] if a["id"] not in apps_before]
@@ -124,9 +126,10 @@ def test_dbt_run_on_the_cluster_gives_the_local_tables_from_the_workers_executor
 
 
 def test_a_second_process_queries_the_shared_metastore_while_the_service_runs(cluster, spark, tmp_path):
-    env, root = cluster
+    env, root, first = cluster
     landing = Lakehouse.from_env(env)
     batch = land_batch(recordings_folder(landing), records=SECOND_BATCH, files=1)
+    kept = first.kept + batch.kept  # neither quarantined nor dropped by silver's expectations
     land_status_reports(batch.number, status_folder(landing))
     service = ServiceProcess(["--trigger", "2 seconds", "--select", *SERVED_MODELS],
                              {**env, "DBT_TARGET": "cluster"}, tmp_path / "service.log", TIMEOUT)
@@ -135,7 +138,7 @@ def test_a_second_process_queries_the_shared_metastore_while_the_service_runs(cl
         silver = str(root / "warehouse" / "silver.db" / "silver_recordings")
         service.wait_for(
             "the new recordings in silver",
-            lambda: spark.read.format("delta").load(silver).count() >= FIRST_BATCH + SECOND_BATCH,
+            lambda: spark.read.format("delta").load(silver).count() >= kept,
             interval=1,
         )
 
@@ -146,7 +149,7 @@ def test_a_second_process_queries_the_shared_metastore_while_the_service_runs(cl
             {**env, "SPARK_MASTER": "local[1]"}, tmp_path / "target", timeout=TIMEOUT,
         )
         assert query.returncode == 0, query.stdout + query.stderr
-        assert json.loads(query.stdout)["show"] == [{"recordings": FIRST_BATCH + SECOND_BATCH}]
+        assert json.loads(query.stdout)["show"] == [{"recordings": kept}]
         assert service.process.poll() is None, "the service stopped while the other process used the metastore"
 
         assert service.stop(TIMEOUT) == 0, service.output()[-4000:]

@@ -1,9 +1,10 @@
 """`make run`: the device recordings pipeline, end to end, on the embedded lakehouse.
 
 Lands a batch (recordings, the devices' status reports and the patients' ward changes), builds
-everything (seed, bronze, silver, gold, data tests), shows the gold tables and the patients,
-lands one more batch and runs again: the counts move by exactly what was landed, and recordings
-of the first batch whose patient's admission landed late now have their ward.
+everything (seed, bronze, silver, gold, data tests), shows the gold tables, the recordings silver's
+expectations quarantined and the patients, lands one more batch and runs again: the counts move
+by exactly what silver kept of what was landed, and recordings of the first batch whose patient's
+admission landed late now have their ward.
 """
 
 from __future__ import annotations
@@ -21,7 +22,17 @@ def show_gold(title: str) -> None:
     spark.table("gold.device_counts").orderBy("device_id").show(50, truncate=False)
     print("== gold.ward_heart_rates ==")
     spark.table("gold.ward_heart_rates").orderBy("ward").show(50, truncate=False)
+    show_quarantine()
     show_patients()
+
+
+def show_quarantine() -> None:
+    spark = get_or_create_session()
+    held = spark.table("silver.silver_recordings__quarantine")
+    print(f"== silver.silver_recordings__quarantine: {held.count()} recordings with an implausible "
+          "heartbeat (first 5) ==")
+    (held.select("recording_id", "device_id", "recorded_at", "heartbeat", "_failed_expectations")
+     .orderBy("recording_id").show(5, truncate=False))
 
 
 def show_patients() -> None:
@@ -51,8 +62,10 @@ def land(records: int = 200, files: int = 2) -> None:
     batch = land_batch(records=records, files=files)
     reports = land_status_reports(batch.number)
     changes = land_patient_changes(batch.number)
-    print(f"Landed batch {batch.number}: {batch.records} recordings in {len(batch.files)} files, "
-          f"{len(reports)} device status reports, {len(changes)} patient changes")
+    checked = batch.checked
+    print(f"Landed batch {batch.number}: {batch.records} recordings in {len(batch.files)} files "
+          f"({len(checked.quarantined)} with an implausible heartbeat, {len(checked.dropped)} from "
+          f"the future), {len(reports)} device status reports, {len(changes)} patient changes")
 
 
 def main() -> None:

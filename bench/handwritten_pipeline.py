@@ -3,8 +3,11 @@
 What a data engineer would write without dbt: the devices CSV into a Delta table, then
 readStream -> transform -> writeStream.toTable for bronze, silver, quarantine and the two gold
 aggregates, each with its own checkpoint and an availableNow trigger, run in dependency order.
-It produces the same tables as the dbt models (same columns, same rows). The session gets the
-same settings as the project's (jars, metastore, shuffle partitions), so only dbt differs.
+Silver checks its rows as the model's expectations do: each rule evaluated once per row in the
+stream, counted, and each batch split between silver and its quarantine table by two idempotent
+Delta appends. It produces the same tables as the dbt models (same columns, same rows). The
+session gets the same settings as the project's (jars, metastore, shuffle partitions), so only
+dbt differs.
 """
 
 from __future__ import annotations
@@ -29,6 +32,11 @@ RECORDING_SCHEMA = (
     "_corrupt_record string"
 )
 RECORDING_FIELDS = ["recording_id", "device_id", "mrn", "time", "heartbeat", "_corrupt_record"]
+SILVER_COLUMNS = ["recording_id", "device_id", "mrn", "recorded_at", "heartbeat", "device_model", "ward"]
+# models/silver/silver_recordings.sql's expectations: (name, condition a good row makes true).
+QUARANTINED_UNLESS = ("heartbeat_plausible", "heartbeat between 20 and 250")
+WARNED_UNLESS = ("device_known", "device_model is not null")
+DROPPED_UNLESS = ("not_from_the_future", "recorded_at <= current_timestamp()")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,12 +73,16 @@ def run_pipeline(spark: SparkSession, lakehouse: Lakehouse) -> dict:
     ).csv(str(REPO_ROOT / "seeds" / "devices.csv"))
     devices.write.format("delta").mode("overwrite").saveAsTable("reference.devices")
 
-    def write(frame, table: str, output_mode: str) -> dict:
-        query = (
-            frame.writeStream.format("delta").outputMode(output_mode)
+    def write(frame, table: str, output_mode: str, foreach_batch=None) -> dict:
+        writer = (
+            frame.writeStream.outputMode(output_mode)
             .option("checkpointLocation", f"{lakehouse.checkpoints}/{table.replace('.', '/')}")
-            .trigger(availableNow=True).queryName(table).toTable(table)
+            .trigger(availableNow=True).queryName(table)
         )
+        if foreach_batch is None:
+            query = writer.format("delta").toTable(table)
+        else:
+            query = writer.foreachBatch(foreach_batch).start()
         query.awaitTermination()
         batches = [p for p in query.recentProgress if "addBatch" in (p.get("durationMs") or {})]
         return {
@@ -85,9 +97,12 @@ def run_pipeline(spark: SparkSession, lakehouse: Lakehouse) -> dict:
         .select("recording_id", "device_id", "mrn", F.col("heartbeat").cast("double").alias("heartbeat"),
                 F.timestamp_seconds("time").alias("recorded_at"))
         .join(spark.table("reference.devices"), "device_id", "left")
-        .select("recording_id", "device_id", "mrn", "recorded_at", "heartbeat", "device_model", "ward")
+        .select(*SILVER_COLUMNS)
     )
-    streams["silver_recordings"] = write(silver, "silver.silver_recordings", "append")
+    streams["silver_recordings"] = write(
+        checked(silver), "silver.silver_recordings", "append",
+        split_quarantine("silver.silver_recordings", "silver.silver_recordings__quarantine"),
+    )
     quarantined = recordings.where("_corrupt_record is not null").select(
         "source_file", "ingested_at", F.col("_corrupt_record").alias("raw_record"))
     streams["quarantined_recordings"] = write(quarantined, "silver.quarantined_recordings", "append")
@@ -104,6 +119,52 @@ def run_pipeline(spark: SparkSession, lakehouse: Lakehouse) -> dict:
     )
     streams["ward_heart_rates"] = write(per_ward, "gold.ward_heart_rates", "complete")
     return streams
+
+
+def checked(silver):
+    """Silver's rows with each rule's outcome (null fails), counted in the batch's progress.
+    Evaluated in the stream, so current_timestamp() is the batch's own, as in the model."""
+    rules = (QUARANTINED_UNLESS, WARNED_UNLESS, DROPPED_UNLESS)
+    flagged = silver.select(
+        *SILVER_COLUMNS,
+        *(F.coalesce(F.expr(condition), F.lit(False)).alias(name) for name, condition in rules),
+    )
+    quarantined, dropped = ~F.col(QUARANTINED_UNLESS[0]), ~F.col(DROPPED_UNLESS[0])
+    return flagged.observe(
+        "expectations",
+        F.count(F.lit(1)).alias("rows"),
+        F.count_if(quarantined).alias("quarantined"),
+        F.count_if(dropped & ~quarantined).alias("dropped"),
+        *(F.count_if(~F.col(name)).alias(name) for name, _ in rules),
+    )
+
+
+def split_quarantine(table: str, quarantine: str):
+    """A foreachBatch function: implausible rows, with every rule they failed, to the quarantine;
+    the rows passing the quarantine and drop rules to silver. Each append carries the batch id as
+    Delta's transaction version, so a replayed batch is written once."""
+    rules = (QUARANTINED_UNLESS, WARNED_UNLESS, DROPPED_UNLESS)
+    failed = F.filter(
+        F.array(*(F.when(~F.col(name), F.lit(name)) for name, _ in rules)), lambda name: name.isNotNull()
+    )
+
+    def append(frame, target: str, batch_id: int) -> None:
+        (frame.write.format("delta").mode("append")
+         .option("txnAppId", target).option("txnVersion", batch_id).saveAsTable(target))
+
+    def write_batch(batch, batch_id: int) -> None:
+        cached = batch.persist()
+        try:
+            append(cached.where(~F.col(QUARANTINED_UNLESS[0])).select(
+                *SILVER_COLUMNS, failed.alias("_failed_expectations"),
+                F.current_timestamp().alias("_quarantined_at"),
+            ), quarantine, batch_id)
+            kept = cached.where(F.col(QUARANTINED_UNLESS[0]) & F.col(DROPPED_UNLESS[0]))
+            append(kept.select(*SILVER_COLUMNS), table, batch_id)
+        finally:
+            cached.unpersist()
+
+    return write_batch
 
 
 def bronze(spark: SparkSession, lakehouse: Lakehouse):

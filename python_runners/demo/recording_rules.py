@@ -100,5 +100,10 @@ def check(rows: Iterable[Recording], now: Optional[float] = None) -> Checked:
         for name in failed_rules(row, now):
             failures[name] += 1
         action = action_on(row, now)
-        {"quarantine": quarantined, "drop": dropped}.get(action, kept).append(row)
+        if action == "quarantine":
+            quarantined.append(row)
+        elif action == "drop":
+            dropped.append(row)
+        else:
+            kept.append(row)  # passed every rule, or only a warn rule
     return Checked(tuple(kept), tuple(dropped), tuple(quarantined), failures)

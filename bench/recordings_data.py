@@ -1,7 +1,8 @@
 """Many device recordings at once, as the demo's landing folder holds them (JSON lines).
 
 The demo's own generator writes rows from Python, fine for hundreds; the overhead benchmark needs
-millions, so Spark writes them. Same fields and value ranges as python_runners.demo.data.
+millions, so Spark writes them. Same fields and value ranges as python_runners.demo.data's good
+records: none breaks silver's expectations, so every row reaches gold on both benchmark sides.
 
     .venv/bin/python -m bench.recordings_data --rows 5000000 --files 40 --folder <landing>/recordings
 """

@@ -43,6 +43,9 @@ _FACE = {
     "run_copy_into": "writes.copy_into",
     "create_table_if_missing": ("delta_tables", "create_if_missing"),
     "drop_table_if_exists": ("delta_tables", "drop_if_exists"),
+    # a model's enforced contract on its table
+    "with_not_null": "contracts",
+    "add_missing_constraints": ("delta_constraints", "add_missing"),
     "delete_checkpoint": ("checkpoints", "delete"),
     # what dbt docs shows of a streaming table
     "catalog_stats": "catalog",

@@ -120,6 +120,45 @@ def expectation_failed(model: str, text: str) -> str | None:
     )
 
 
+# A write that breaks a Delta constraint (a contract's not_null or check: delta_constraints.py).
+_NOT_NULL_VIOLATED = re.compile(r"NOT NULL constraint violated for column: (?P<column>[^\n]+?)\.(?:\s|$)")
+_CHECK_VIOLATED = re.compile(
+    r"CHECK constraint (?P<name>\S+) (?P<expression>.+?) violated by row with values:"
+    r"(?P<values>(?:\n\s*- [^\n]*)+)"
+)
+_NOTHING_WRITTEN = "Nothing of this write reached the table; the next run reads the same input again."
+
+
+def constraint_violated(model: str, text: str) -> str | None:
+    """A row the table's NOT NULL or CHECK constraint refused, told with the column or rule and
+    the row's values."""
+    found = _NOT_NULL_VIOLATED.search(text)
+    if found:
+        column = found["column"]
+        return (
+            f"Model {model}: a row has {column} null, but the table's column {column} is NOT "
+            f"NULL (a not_null constraint of the model's contract). {_NOTHING_WRITTEN} Keep nulls "
+            f"out in the model (where {column} is not null, or coalesce it), or fix the data "
+            f"upstream; if nulls are valid, remove not_null from the contract and run `alter "
+            f"table <the model's table> alter column {column} drop not null`."
+        )
+    found = _CHECK_VIOLATED.search(text)
+    if found is None:
+        return None
+    values = [re.sub(r"\s+SQLSTATE: \w+$", "", line.strip()[2:]).replace(" : ", " = ", 1)
+              for line in found["values"].strip().splitlines()]
+    nulls = ("" if not any(value.endswith("= null") for value in values) else
+             " Delta counts a check that is null as broken: write `<column> is null or ...` to let "
+             "nulls through.")
+    return (
+        f"Model {model}: a row breaks the table's check constraint {found['name']} "
+        f"{found['expression']} (from the model's contract): {', '.join(values)}. "
+        f"{_NOTHING_WRITTEN} Keep such rows out in the model (a where clause, or an expectation "
+        f"with action 'drop' or 'quarantine'), or fix the data upstream; if the rule is wrong, "
+        f"change its expression in the contract (the next run replaces the constraint).{nulls}"
+    )
+
+
 _NOT_FOUND = re.compile(r"TABLE_OR_VIEW_NOT_FOUND\].*?(?P<name>`[^ ]+`)")
 
 
@@ -180,6 +219,9 @@ def explain(model: str, error: BaseException) -> StreamingModelError:
     failed = expectation_failed(model, "\n".join([text, *causes_text(error)]))
     if failed:
         return StreamingModelError(failed)
+    violated = constraint_violated(model, "\n".join([text, *causes_text(error)]))
+    if violated:
+        return StreamingModelError(violated)
     if _CHECKPOINT_CANNOT_FOLLOW.search(text):
         return StreamingModelError(
             f"Model {model} changed in a way its checkpoint cannot follow (different grouping "

@@ -18,7 +18,9 @@ from py4j.protocol import Py4JJavaError
 from python_runners.runtime.changes import ApplyChanges
 from python_runners.runtime.expectations import Expectations
 from python_runners.runtime.event_time import Watermark, with_watermarks
-from python_runners.runtime.writes.change_rows import check_feed
+from python_runners.runtime.writes.change_rows import FeedShape, check_feed
+from python_runners.runtime.contracts import Contract
+from python_runners.runtime.delta_constraints import check_query
 from python_runners.runtime.writes.expectation_checks import check_rules
 from python_runners.runtime.errors import StreamingModelError, cannot_run, explain
 
@@ -42,6 +44,7 @@ def create_stream_view(
     output_mode: str = "append",
     changes: ApplyChanges | None = None,
     expectations: Expectations | None = None,
+    contract: Contract | None = None,
 ) -> DataFrame:
     """Register the model's query as the temp view `view` and return it (a cdc_table's settings
     and the model's expectations checked against its columns)."""
@@ -56,6 +59,9 @@ def create_stream_view(
     refuse_what_a_stream_cannot_run(model, frame, output_mode)
     if changes is not None:
         check_feed(frame, changes)
+    if contract is not None:  # a cdc_table's contract is of its table: stored columns, scd2's validity
+        table = FeedShape(changes, frame.schema).table_schema() if changes is not None else frame.schema
+        check_query(spark, contract, table, "the table's columns" if changes else "the query's columns")
     if expectations:
         check_rules(frame, expectations)
     return frame

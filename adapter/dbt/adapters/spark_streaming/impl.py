@@ -5,10 +5,14 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any, Iterable, Mapping, Optional
 
-from dbt.adapters.base.impl import AdapterTrackingRelationInfo
+from dbt.adapters.base.impl import AdapterTrackingRelationInfo, ConstraintSupport
 from dbt.adapters.base.meta import available
+from dbt.adapters.events.types import AdapterEventWarning
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt.flags import get_flags
+from dbt_common.contracts.constraints import ConstraintType
+from dbt_common.events.contextvars import get_node_info
+from dbt_common.events.functions import warn_or_error
 
 from dbt.adapters.spark_streaming.__version__ import version
 from dbt.adapters.spark_streaming.connections import SparkStreamingConnectionManager, session_for
@@ -18,6 +22,16 @@ from python_runners import runtime
 
 class SparkStreamingAdapter(SparkAdapter):
     ConnectionManager = SparkStreamingConnectionManager
+    # Delta checks NOT NULL and CHECK constraints on every write (the streaming materialisations
+    # add them: runtime/delta_constraints.py); keys and uniqueness it does not know, so they are
+    # ignored with a warning. dbt-spark says NOT_ENFORCED for all, as it also writes plain files.
+    CONSTRAINT_SUPPORT = {
+        ConstraintType.check: ConstraintSupport.ENFORCED,
+        ConstraintType.not_null: ConstraintSupport.ENFORCED,
+        ConstraintType.unique: ConstraintSupport.NOT_SUPPORTED,
+        ConstraintType.primary_key: ConstraintSupport.NOT_SUPPORTED,
+        ConstraintType.foreign_key: ConstraintSupport.NOT_SUPPORTED,
+    }
 
     @classmethod
     def type(cls) -> str:
@@ -105,10 +119,20 @@ class SparkStreamingAdapter(SparkAdapter):
         if self.empty_run():
             sql = runtime.without_empty_refs(sql)
         self.connections.register_source_views(sql)
+        self._warn_of_ignored_constraints(config)
         runtime.create_stream_view(
             self._spark(), config.model, sql, view, config.watermarks, config.output_mode,
-            config.changes, config.expectations,
+            config.changes, config.expectations, config.contract,
         )
+
+    @staticmethod
+    def _warn_of_ignored_constraints(config: runtime.ModelConfig) -> None:
+        """A contract's constraints Delta does not enforce, said once per run of the model
+        (an error with --warn-error, as dbt's own constraint warnings)."""
+        for warning in config.contract.warnings if config.contract is not None else ():
+            warn_or_error(AdapterEventWarning(
+                name="spark_streaming", base_msg=warning, args=[], node_info=get_node_info()
+            ))
 
     @available
     def empty_run(self) -> bool:
@@ -125,9 +149,13 @@ class SparkStreamingAdapter(SparkAdapter):
         schema = spark.table(source_view).schema
         if config.changes is not None:
             schema = runtime.FeedShape(config.changes, schema).table_schema()
-        return runtime.create_table_if_missing(
-            spark, target_table, schema, config.partition_by, dict(config.tblproperties)
+        created = runtime.create_table_if_missing(
+            spark, target_table, runtime.with_not_null(schema, config.contract), config.partition_by,
+            dict(config.tblproperties),
         )
+        if created:  # --empty leaves an existing table as it is
+            runtime.add_missing_constraints(spark, target_table, config.contract)
+        return created
 
     @available
     @reported_to_dbt
@@ -156,6 +184,7 @@ class SparkStreamingAdapter(SparkAdapter):
     @available
     @reported_to_dbt
     def run_copy_into(self, config: runtime.ModelConfig, sql: str, target_table: str) -> dict:
+        self._warn_of_ignored_constraints(config)
         copy = runtime.CopyInto.of_model(config, sql, target_table)
         summary = runtime.run_copy_into(self._spark(), copy, runtime.Lakehouse.from_env())
         return {**summary.__dict__, "message": summary.message()}

@@ -15,7 +15,8 @@
     track_history_columns / track_history_except_columns   scd2: which changes make a version
     start_at_column / end_at_column   scd2 validity columns (default __start_at / __end_at)
     tombstone_retention  how long a delete is remembered against late changes (default '2 days')
-    trigger, checkpoint_location, partition_by, tblproperties, watermark, dedupe: as streaming_table
+    trigger, checkpoint_location, partition_by, tblproperties, watermark, dedupe,
+    expectations, quarantine_table: as streaming_table (expectations check the feed's rows)
   The table writes Delta's change data feed: downstream models read its changes with
   {{ stream_changes(ref('<model>')) }}.
 #}

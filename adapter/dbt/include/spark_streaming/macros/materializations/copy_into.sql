@@ -10,6 +10,7 @@
     load_log_location  default <checkpoint root>/<schema>/<model>; query it with
                      select * from delta.`<location>`
     partition_by, tblproperties, on_schema_change ('fail' or 'append_new_columns')
+    expectations, quarantine_table  rules checked on each loaded row (docs/expectations.md)
 #}
 {% materialization copy_into, adapter='spark_streaming' %}
     {%- set target_relation = this.incorporate(type='table') -%}

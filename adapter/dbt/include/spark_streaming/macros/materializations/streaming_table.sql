@@ -16,6 +16,10 @@
     partition_by         column or list of columns
     tblproperties        Delta table properties
     on_schema_change     'fail' (default) or 'append_new_columns' (new columns join the table)
+    expectations         [{name, expression, action: warn|drop|quarantine|fail}, ...]: rules
+                         checked on every row as it is written (docs/expectations.md)
+    quarantine_table     where quarantined rows go (default <model>__quarantine)
+  A model's YAML `contract: {enforced: true}` holds too (docs/contracts.md).
 #}
 {% materialization streaming_table, adapter='spark_streaming' %}
     {{ return(streaming_query_materialization()) }}

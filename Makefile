@@ -12,7 +12,7 @@ KAFKA_JARS := .jars-kafka-broker/.complete
 KILLS ?= 20
 SEED ?= 1
 
-.PHONY: setup kafka-jars run lint test test-fast test-unit serve status stop report chaos cluster-start cluster-run cluster-stop bench bench-run-cost bench-modes bench-cdc bench-latency bench-soak clean
+.PHONY: setup kafka-jars run lint test test-fast test-unit serve status stop report chaos cluster-start cluster-run cluster-stop bench bench-run-cost bench-modes bench-cdc bench-expectations bench-latency bench-soak clean
 
 setup: $(INSTALLED) $(JARS) $(KAFKA_JARS)
 
@@ -116,6 +116,11 @@ bench-modes: setup
 # changed a batch, and where it goes; about 10 minutes on 2 cores; rewrites section 8 of docs/BENCHMARKS.md.
 bench-cdc: setup
 	$(BIN)/python -m bench.cdc_apply $(BENCH_ARGS)
+
+# Per-batch time of five expectations (warn, drop, fail, quarantine) on a 1M-row batch against none,
+# and where it goes; about 5 minutes on 2 cores; rewrites section 9 of docs/BENCHMARKS.md.
+bench-expectations: setup
+	$(BIN)/python -m bench.expectations $(BENCH_ARGS)
 
 # Always-on latency (three hops, then all nine models) with its per-hop, per-phase breakdown, and
 # update vs complete at 1M keys; about 15 minutes; rewrites sections 3 and 5 of docs/BENCHMARKS.md.

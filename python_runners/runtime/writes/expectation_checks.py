@@ -13,8 +13,9 @@
 4. `drop` rows are filtered out; `quarantine` rows stay, marked, for `splitting_quarantine` to
    write to the quarantine table while the rest goes to the model's own writer.
 
-The quarantine needs two writes of one batch, so that batch is cached between them: the rules
-and the query above them run once (an uncached second write would also count each row twice).
+The quarantine needs two writes of one batch, so the first keeps the batch's rows for the second
+(a local checkpoint): the rules and the query above them run once (a second computation would
+also count each row twice).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from python_runners.runtime.expectations import (
     FAILED_COLUMN, OBSERVATION, QUARANTINED_AT_COLUMN, ROWS_CHECKED, ROWS_DROPPED,
     ROWS_QUARANTINED, Expectation, ExpectationConfigError, Expectations, metric_name,
 )
+from python_runners.runtime.writes.merge import release
 
 ROW_SHOWN_CHARACTERS = 500
 _QUARANTINE_FLAG = "__quarantine"
@@ -86,9 +88,9 @@ def checked(
     counted = with_outcomes.observe(
         observation,
         F.count(F.lit(1)).alias(ROWS_CHECKED),
-        F.count_if(dropped).alias(ROWS_DROPPED),
-        F.count_if(quarantined).alias(ROWS_QUARANTINED),
-        *(F.count_if(failed[rule.name]).alias(metric_name(rule)) for rule in expectations.rules),
+        _count_if(dropped).alias(ROWS_DROPPED),
+        _count_if(quarantined).alias(ROWS_QUARANTINED),
+        *(_count_if(failed[rule.name]).alias(metric_name(rule)) for rule in expectations.rules),
     )
     # Filters on top of one another are evaluated innermost first: every row meets the guard.
     guarded = counted
@@ -99,9 +101,11 @@ def checked(
     internal = list(outcomes.values())
     if not expectations.quarantines:
         return kept.drop(*internal)
-    names = F.filter(
+    # Not F.filter: a lambda is evaluated row by row outside the generated code, and takes the
+    # whole projection out of it with it. Rule names are unique, so a set difference keeps them all.
+    names = F.array_except(
         F.array(*(F.when(failed[rule.name], F.lit(rule.name)) for rule in expectations.rules)),
-        lambda name: name.isNotNull(),
+        F.array(F.lit(None).cast("string")),
     )
     return kept.select(
         *(F.col(f"`{column}`") for column in columns),
@@ -117,12 +121,17 @@ def splitting_quarantine(write_target: ForeachBatch, write_quarantine: ForeachBa
     crash between the two is written once to each."""
 
     def write(batch: DataFrame, batch_id: int) -> None:
-        cached = batch.persist()
+        # The first write computes the batch and keeps its rows for the second. A local
+        # checkpoint keeps them as they are; persist() would first encode them into compressed
+        # columns, which doubled the quarantine's cost (bench/expectations.py). A block lost
+        # with an executor fails the batch rather than computing it again, and the batch is
+        # then replayed, once more to each table.
+        kept = batch.localCheckpoint(eager=False)
         try:
-            write_quarantine(quarantined_rows(cached), batch_id)
-            write_target(kept_rows(cached), batch_id)
+            write_quarantine(quarantined_rows(kept), batch_id)
+            write_target(kept_rows(kept), batch_id)
         finally:
-            cached.unpersist()
+            release(kept)
 
     return write
 
@@ -160,6 +169,12 @@ def _guard(fail_rules: tuple[Expectation, ...], failed: dict[str, Column], colum
         )
         guard = guard.when(failed[rule.name], F.raise_error(message))
     return guard.otherwise(F.lit(True))
+
+
+def _count_if(condition: Column) -> Column:
+    # Not F.count_if: Spark rewrites it with its condition pulled out into a column of its own,
+    # one more column per count for every row to carry past the observation.
+    return F.count(F.when(condition, F.lit(1)))
 
 
 def _any(conditions) -> Column:

@@ -205,6 +205,11 @@ def test_counts_quarantined_and_dropped_rows_equal_the_landed_data_worked_out_in
     assert ids(spark.table(f"{SCHEMA}.latest_reading_per_device").collect()) == ids(latest.values())
     set_aside = spark.table(f"{SCHEMA}.latest_reading_per_device__quarantine").collect()
     assert ids(set_aside) == ids(row for row in landed if row["device_id"] is None)
+    # Only the second landing has a row without its device: the other batches add no commit.
+    quarantine_table = Path(lakehouse.warehouse) / f"{SCHEMA}.db" / "latest_reading_per_device__quarantine"
+    operations = [action["commitInfo"]["operation"] for commit in delta_log.commit_files(quarantine_table)
+                  for action in commit.actions() if "commitInfo" in action]
+    assert operations == ["CREATE TABLE", "WRITE"], operations
 
     highest = {row["device_id"]: row["max_heartbeat"] for row in spark.table(f"{SCHEMA}.highest_heartbeat_per_device").collect()}
     assert highest == {device: max(row["heartbeat"] for row in written if row["device_id"] == device) for device in per_device}

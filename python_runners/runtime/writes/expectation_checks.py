@@ -88,9 +88,9 @@ def checked(
     counted = with_outcomes.observe(
         observation,
         F.count(F.lit(1)).alias(ROWS_CHECKED),
-        _count_if(dropped).alias(ROWS_DROPPED),
-        _count_if(quarantined).alias(ROWS_QUARANTINED),
-        *(_count_if(failed[rule.name]).alias(metric_name(rule)) for rule in expectations.rules),
+        F.count_if(dropped).alias(ROWS_DROPPED),
+        F.count_if(quarantined).alias(ROWS_QUARANTINED),
+        *(F.count_if(failed[rule.name]).alias(metric_name(rule)) for rule in expectations.rules),
     )
     # Filters on top of one another are evaluated innermost first: every row meets the guard.
     guarded = counted
@@ -114,21 +114,26 @@ def checked(
     )
 
 
-def splitting_quarantine(write_target: ForeachBatch, write_quarantine: ForeachBatch) -> ForeachBatch:
+def splitting_quarantine(
+    write_target: ForeachBatch, write_quarantine: ForeachBatch, replaces_quarantine: bool = False
+) -> ForeachBatch:
     """A foreachBatch function for a checked stream with quarantine rules: the quarantined rows
     (with the names of the rules they failed and when) to `write_quarantine`, the others to the
     model's own `write_target`. Each writer is idempotent on its own, so a batch replayed after a
-    crash between the two is written once to each."""
+    crash between the two is written once to each. A batch with no quarantined row adds no commit
+    to the quarantine, unless each batch `replaces_quarantine` (complete mode: then it empties it)."""
 
     def write(batch: DataFrame, batch_id: int) -> None:
-        # The first write computes the batch and keeps its rows for the second. A local
-        # checkpoint keeps them as they are; persist() would first encode them into compressed
-        # columns, which doubled the quarantine's cost (bench/expectations.py). A block lost
-        # with an executor fails the batch rather than computing it again, and the batch is
-        # then replayed, once more to each table.
+        # The first job computes the batch and keeps its rows for the writes. A local
+        # checkpoint keeps them as they are; persist() first encodes every row into compressed
+        # columns, the largest part of what the quarantine cost (bench/expectations.py). A block
+        # lost with an executor fails the batch instead of computing it again: the batch is
+        # replayed, and each idempotent write leaves its table with the rows once.
         kept = batch.localCheckpoint(eager=False)
         try:
-            write_quarantine(quarantined_rows(kept), batch_id)
+            quarantined = quarantined_rows(kept)
+            if replaces_quarantine or not quarantined.isEmpty():
+                write_quarantine(quarantined, batch_id)
             write_target(kept_rows(kept), batch_id)
         finally:
             release(kept)
@@ -169,12 +174,6 @@ def _guard(fail_rules: tuple[Expectation, ...], failed: dict[str, Column], colum
         )
         guard = guard.when(failed[rule.name], F.raise_error(message))
     return guard.otherwise(F.lit(True))
-
-
-def _count_if(condition: Column) -> Column:
-    # Not F.count_if: Spark rewrites it with its condition pulled out into a column of its own,
-    # one more column per count for every row to carry past the observation.
-    return F.count(F.when(condition, F.lit(1)))
 
 
 def _any(conditions) -> Column:

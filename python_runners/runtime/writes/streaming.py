@@ -183,7 +183,8 @@ def start_streaming_write(
         )
         if write.quarantine_table is not None:
             return writer.foreachBatch(splitting_quarantine(
-                _batch_writer(spark, write, rows), _quarantine_writer(spark, write, frame)
+                _batch_writer(spark, write, rows), _quarantine_writer(spark, write, frame),
+                replaces_quarantine=_replaces_quarantine(write),
             )).start()
         if write.changes is None and write.output_mode == "complete":
             if write.append_new_columns:
@@ -212,9 +213,13 @@ def _quarantine_writer(spark: SparkSession, write: StreamingWrite, frame: DataFr
     table = write.quarantine_table
     delta_tables.create_if_missing(spark, table, quarantine_columns(frame).schema, (), {})
     location = delta_tables.location(spark, table)
-    if write.changes is None and write.output_mode == "complete":
+    if _replaces_quarantine(write):
         return overwriting_once(write.checkpoint, location, merge_schema=True)
     return appending_once(write.checkpoint, location, merge_schema=True)
+
+
+def _replaces_quarantine(write: StreamingWrite) -> bool:
+    return write.changes is None and write.output_mode == "complete"
 
 
 def summarise(model: str, query: StreamingQuery, written: int, seconds: float) -> StreamSummary:

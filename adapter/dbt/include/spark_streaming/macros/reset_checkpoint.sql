@@ -1,0 +1,40 @@
+{#
+  dbt run-operation reset_checkpoint --args '{select: <model>, from_now: true}'
+
+  Deletes one streaming model's checkpoint and keeps its table with all its rows; its next
+  `dbt run` reads its inputs from the point given here instead of from the beginning (for a lost
+  or corrupted checkpoint, or an input that was replaced). Exactly one of:
+    from_now: true         only input that arrives after the reset
+    from_version: N        the first version of its one Delta input to read (Delta's startingVersion)
+    from_timestamp: 'T'    input from T on ('2026-01-31 12:00:00', UTC unless a zone is given):
+                           Delta commits, Kafka records, files modified at or after T
+    from_offsets: '{...}'  Kafka startingOffsets JSON
+  `python -m python_runners reset-checkpoint --select <model> --from-now` runs this.
+  (python_runners/runtime/checkpoint_reset.py)
+#}
+{% macro reset_checkpoint(select=none, from_now=none, from_version=none, from_timestamp=none, from_offsets=none) %}
+    {%- if execute -%}
+        {%- set models = graph.nodes.values() | selectattr('resource_type', 'equalto', 'model') | list -%}
+        {%- set found = models | selectattr('name', 'equalto', select) | list -%}
+        {%- if not select or not found -%}
+            {%- set streaming = models
+                | selectattr('config.materialized', 'in', ['streaming_table', 'cdc_table'])
+                | map(attribute='name') | sort | join(', ') -%}
+            {{ exceptions.raise_compiler_error(
+                "reset_checkpoint: " ~ ("no model named " ~ select if select else "no model given")
+                ~ " in this project. Give select: <model>, one of its streaming models: "
+                ~ (streaming or 'none') ~ "."
+            ) }}
+        {%- endif -%}
+        {%- set node = found[0] -%}
+        {%- set relation = api.Relation.create(schema=node['schema'], identifier=node['alias'], type='table') -%}
+        {%- set done = adapter.reset_checkpoint(node, graph, {
+            'stream_trigger': var('stream_trigger', none),
+            'copy_into_force': var('copy_into_force', none),
+        }, {
+            'from_now': from_now, 'from_version': from_version,
+            'from_timestamp': from_timestamp, 'from_offsets': from_offsets,
+        }, relation.render()) -%}
+        {{ print(done) }}
+    {%- endif -%}
+{% endmacro %}

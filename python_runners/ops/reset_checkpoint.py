@@ -1,0 +1,86 @@
+"""`python -m python_runners reset-checkpoint --select <model> --from-now | --from-version N |
+--from-timestamp T | --from-offsets JSON`: reset one streaming model's checkpoint, keep its table.
+
+Runs `dbt run-operation reset_checkpoint` (adapter macro reset_checkpoint.sql) in this process,
+so the model, its checkpoint and its inputs come from the dbt project as `dbt run` sees them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Sequence
+
+from python_runners.runtime.checkpoint_reset import CheckpointResetError, StartingPoint
+
+
+def parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m python_runners reset-checkpoint",
+        description="Delete one streaming model's checkpoint and keep its table; its next dbt run "
+                    "reads its inputs from the point given here.",
+    )
+    parser.add_argument("--select", "-s", required=True, metavar="MODEL", help="the model's name")
+    start = parser.add_mutually_exclusive_group(required=True)
+    start.add_argument("--from-now", action="store_true",
+                       help="read only input that arrives after the reset")
+    start.add_argument("--from-version", metavar="N",
+                       help="the first version of the model's one Delta input to read (inclusive)")
+    start.add_argument("--from-timestamp", metavar="T",
+                       help="input from T on: '2026-01-31 12:00:00' (UTC) or ISO 8601 with a zone")
+    start.add_argument("--from-offsets", metavar="JSON",
+                       help='Kafka startingOffsets, e.g. \'{"readings": {"0": 1200}}\'')
+    parser.add_argument("--project-dir", help="the dbt project (default: this repository)")
+    parser.add_argument("--target", "-t", help="the profile's target")
+    parser.add_argument("--vars", help="dbt --vars, as for dbt run")
+    return parser
+
+
+def dbt_args(argv: Sequence[str]) -> tuple[list[str], str | None]:
+    """The dbt command line for the reset, and the project folder; a mistake raises SystemExit
+    (argparse) or CheckpointResetError, before dbt or Spark start."""
+    args = parser().parse_args(list(argv))
+    arguments = {"select": args.select}
+    if args.from_now:
+        arguments["from_now"] = True
+    elif args.from_version is not None:
+        arguments["from_version"] = args.from_version
+    elif args.from_timestamp is not None:
+        arguments["from_timestamp"] = args.from_timestamp
+    else:
+        arguments["from_offsets"] = args.from_offsets
+    StartingPoint.from_args(args.select, arguments)  # the same check the macro makes, early
+    if "from_version" in arguments:
+        arguments["from_version"] = int(arguments["from_version"])
+    command = ["run-operation", "reset_checkpoint", "--args", json.dumps(arguments)]
+    if args.target:
+        command += ["--target", args.target]
+    if args.vars:
+        command += ["--vars", args.vars]
+    return command, args.project_dir
+
+
+def main(argv: Sequence[str]) -> int:
+    try:
+        command, project_dir = dbt_args(argv)
+    except CheckpointResetError as error:
+        print(error, file=sys.stderr)
+        return 2
+    from python_runners.ops.dbt_invocation import invoke_dbt
+
+    result = invoke_dbt(command, project_dir)
+    if not result.success:
+        failure = failure_of(result)
+        if failure:  # else dbt has printed it (an error in the operation)
+            print(failure, file=sys.stderr)
+        return 1
+    return 0
+
+
+def failure_of(result) -> str:
+    """dbt's reason a run-operation failed, when dbt did not print it itself."""
+    if result.exception is not None:
+        return str(result.exception)
+    outcome = getattr(result.result, "results", None) or []
+    return "\n".join(str(r.message) for r in outcome if getattr(r, "message", None))

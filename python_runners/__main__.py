@@ -8,6 +8,8 @@
     report                    throughput and batch duration per model, PNG and HTML (make report)
     chaos                     SIGKILL the always-on pipeline while data lands, then audit (make chaos)
     jars [--kafka-broker]     copy the pinned jars from Maven Central (make setup)
+    reset-checkpoint --select MODEL --from-now|--from-version N|--from-timestamp T|--from-offsets J
+                              reset one model's checkpoint, keep its table (docs/changing-models.md)
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ _FORWARDED = {
     "lint": "python_runners.ops.lint",
     "report": "python_runners.ops.report",
     "chaos": "python_runners.testing.chaos.__main__",
+    "reset-checkpoint": "python_runners.ops.reset_checkpoint",
 }
 
 

@@ -16,7 +16,7 @@ from python_runners.runtime import checkpoint_reset
 from python_runners.runtime.checkpoint_reset import APPLIED, RECORD
 from python_runners.testing import delta_log
 from python_runners.testing.landing import land_json_lines
-from dbt_results import failure_messages, rows_processed
+from dbt_results import failure_messages, node_results, rows_processed
 from streaming_projects import write_streaming_project
 
 SCHEMA = "checkpoint_reset"
@@ -128,6 +128,12 @@ def test_reset_from_now_reads_only_input_arriving_after_it_and_leaves_other_read
     before_up, before_down = ids(spark, "upstream_readings"), ids(spark, "downstream_readings")
     assert reset(project, "--select", "upstream_readings", "--from-now") == 0
     assert reset(project, "--select", "downstream_readings", "--from-now") == 0
+    # No upstream commit since the reset yet: nothing read, the starting point kept for later.
+    waiting = run(dbt, project, "downstream_readings")
+    assert waiting.success, failure_messages(waiting)
+    assert "no commit in its Delta input since the checkpoint was reset" in node_results(waiting)[
+        "downstream_readings"].message
+    assert ids(spark, "downstream_readings") == before_down
     land_json_lines(landing, "d.json", readings("d1"))
 
     result = run(dbt, project, "upstream_readings", "downstream_readings", "late_readings")

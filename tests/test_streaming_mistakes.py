@@ -34,6 +34,8 @@ MODELS = {
     ),
     "copied": f"select id, kind from stream({INPUT})",
     "copied_reader": "select id from stream({{ ref('copied') }})",
+    "followed": f"select id, kind from stream({INPUT})",
+    "follower": "select id from {{ stream_appends(ref('followed')) }}",
     "empty_events": f"select id, kind from stream({INPUT})",
     "empty_reader": "select id, kind from stream({{ ref('empty_events') }}) where kind = 'a'",
     "never_built": f"select id from stream({INPUT})",
@@ -162,9 +164,24 @@ def test_the_printed_fix_for_a_lost_checkpoint_rebuilds_the_readers_too(dbt, pro
     assert len(ids(spark, "copied_reader")) == rows  # nothing twice
 
 
-def test_a_reader_of_a_rebuilt_upstream_gets_the_fix_not_deltas_error(dbt, project, spark):
+def test_a_full_refresh_leaving_a_reader_behind_is_refused_and_a_rebuilt_upstream_gets_the_fix(
+    dbt, project, spark, lakehouse
+):
     assert run(dbt, project, "--select", "copied", "copied_reader").success
-    assert run(dbt, project, "--full-refresh", "--select", "copied").success  # readers forgotten
+    version = spark.sql(f"describe history {SCHEMA}.copied").first().version
+
+    refused = run(dbt, project, "--full-refresh", "--select", "copied")  # its reader forgotten
+    assert not refused.success
+    message = failure_messages(refused)
+    assert "Model copied: --full-refresh would drop and rebuild its table" in message
+    assert "would not be rebuilt in this run: copied_reader" in message
+    assert "`dbt run --full-refresh --select copied+`" in message
+    assert spark.sql(f"describe history {SCHEMA}.copied").first().version == version  # nothing dropped
+    assert hadoop_fs.exists(spark, checkpoint(lakehouse, "copied") + "/offsets")
+
+    # Rebuilt behind dbt's back (dropped, its checkpoint deleted): the reader gets the fix.
+    spark.sql(f"drop table {SCHEMA}.copied")
+    shutil.rmtree(checkpoint(lakehouse, "copied"))
     add_events(spark, (8, "c"))
     assert run(dbt, project, "--select", "copied").success
 
@@ -182,6 +199,25 @@ def test_a_reader_of_a_rebuilt_upstream_gets_the_fix_not_deltas_error(dbt, proje
     result = run(dbt, project, "--full-refresh", "--select", "copied_reader+")
     assert result.success, failure_messages(result)
     assert ids(spark, "copied_reader") == ids(spark, "copied")
+
+
+def test_a_full_refresh_empties_the_table_in_place_for_a_reader_that_follows_rewrites(dbt, project, spark):
+    """stream_appends (skipChangeCommits): the reader is not rebuilt and goes on over the same
+    Delta table, skipping the emptying commit and reading the rebuilt rows as new rows."""
+    both = ("--select", "followed", "follower")
+    assert run(dbt, project, *both).success
+    before = ids(spark, "follower")
+
+    result = run(dbt, project, "--full-refresh", "--select", "followed")
+    assert result.success, failure_messages(result)
+    operations = [row.operation for row in spark.sql(f"describe history {SCHEMA}.followed").collect()]
+    assert "DELETE" in operations and "CREATE TABLE" in operations  # the same table, emptied
+    add_events(spark, (9, "b"))
+    result = run(dbt, project, *both)
+
+    assert result.success, failure_messages(result)
+    assert ids(spark, "followed") == sorted(row.id for row in spark.table(INPUT).collect())
+    assert ids(spark, "follower") == sorted(before + ids(spark, "followed"))
 
 
 def test_dbt_show_of_a_streaming_model_shows_its_table(dbt, project, spark):

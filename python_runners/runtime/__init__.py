@@ -41,12 +41,19 @@ _FACE = {
     "CopyInto": "writes.copy_into",
     "copy_source_view": "writes.copy_into",
     "run_copy_into": "writes.copy_into",
+    "run_backfills": "writes.backfill",
+    "backfills_said": "writes.backfill",
     "create_table_if_missing": ("delta_tables", "create_if_missing"),
     "drop_table_if_exists": ("delta_tables", "drop_if_exists"),
+    "empty_table": ("delta_tables", "empty"),
+    "plan_full_refresh": ("full_refresh", "plan"),
     # a model's enforced contract on its table
     "with_not_null": "contracts",
     "add_missing_constraints": ("delta_constraints", "add_missing"),
     "delete_checkpoint": ("checkpoints", "delete"),
+    # reset a checkpoint, keep the table: where the next run starts reading
+    "reset_model_checkpoint": "checkpoint_reset",
+    "apply_checkpoint_reset": ("checkpoint_reset", "apply_to_query"),
     # what dbt docs shows of a streaming table
     "catalog_stats": "catalog",
     "table_properties": "catalog",

@@ -15,6 +15,8 @@ from pyspark.sql import SparkSession
 from python_runners.runtime import delta_tables
 from python_runners.runtime.triggers import Trigger
 
+USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
+
 # table property -> label in the docs
 SHOWN = {
     "streaming.output_mode": "Output mode",
@@ -49,15 +51,24 @@ def record(
     table: str,
     properties: Mapping[str, str],
     current: Mapping[str, str] | None = None,
+    user_metadata: str | None = None,
 ) -> None:
     """Set the properties that differ from the table's `current` ones (read from its Delta log
-    when not given)."""
+    when not given); `user_metadata`: said in the commit's history entry."""
     if current is None:
         current = delta_tables.snapshot(spark, table).properties
     changed = {key: str(value) for key, value in properties.items() if current.get(key) != str(value)}
-    if changed:
-        assignments = ", ".join(f"'{key}' = '{_quoted(value)}'" for key, value in changed.items())
+    if not changed:
+        return
+    assignments = ", ".join(f"'{key}' = '{_quoted(value)}'" for key, value in changed.items())
+    if user_metadata is None:
         spark.sql(f"alter table {table} set tblproperties ({assignments})")
+        return
+    spark.conf.set(USER_METADATA, user_metadata)
+    try:
+        spark.sql(f"alter table {table} set tblproperties ({assignments})")
+    finally:
+        spark.conf.unset(USER_METADATA)
 
 
 def catalog_stats(properties: Mapping[str, Any]) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from python_runners.runtime import checkpoints, hadoop_fs
-from python_runners.runtime.errors import ConfigError, StreamingModelError
+from python_runners.runtime.errors import ConfigError, StreamingModelError, root_cause
 
 RECORD = "_reset.json"
 APPLIED = "_reset.applied.json"
@@ -306,6 +306,12 @@ def pending(spark: SparkSession, checkpoint: str) -> Optional[Reset]:
     return Reset.from_json(text)
 
 
+def waiting_for_input(spark: SparkSession, checkpoint: str, error: BaseException) -> bool:
+    """A stream starting from a pending reset failed only because its first Delta version after
+    the reset does not exist yet: nothing new since the reset, which stays pending."""
+    return "DELTA_VERSION_NOT_FOUND" in root_cause(error) and pending(spark, checkpoint) is not None
+
+
 def apply_to_query(
     spark: SparkSession, config: Any, sql: str, source_views: Any, lakehouse: Any,
 ) -> str:
@@ -349,8 +355,7 @@ def _stream_read_from(spark: SparkSession, reset: Reset, match: re.Match) -> str
 
 
 def _delta_options(spark: SparkSession, reset: Reset, read: Input) -> dict[str, str]:
-    """Delta's starting option for the input, worked out now: a version after the latest is not
-    one Delta accepts, so 'latest' says "after the current version" when nothing came since."""
+    """Delta's starting option for the input, worked out now."""
     from python_runners.runtime import delta_tables
 
     point = reset.point
@@ -362,12 +367,16 @@ def _delta_options(spark: SparkSession, reset: Reset, read: Input) -> dict[str, 
     else:
         log = spark._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, read.path)
         latest = int(delta_tables._latest(spark, log).version())
+    # Never 'latest': Delta works that out when the query starts, and a commit landing between
+    # this call and then would be skipped. A version that does not exist yet fails the start
+    # with DELTA_VERSION_NOT_FOUND instead, which the run reports as nothing new since the reset
+    # (writes/streaming.py), the reset still pending.
     if point.kind == "now":
         after = read.latest_version if read.latest_version is not None else -1
-        return {"startingVersion": str(after + 1) if latest > after else "latest"}
+        return {"startingVersion": str(after + 1)}
     last_commit_ms = int(delta_tables._latest(spark, log).timestamp()) if latest >= 0 else -1
     if point.timestamp_ms > last_commit_ms:
-        return {"startingVersion": "latest"}
+        return {"startingVersion": str(latest + 1)}
     # Delta reads the time in the session's time zone.
     return {"startingTimestamp": _in_zone(point.timestamp_ms, spark.conf.get("spark.sql.session.timeZone"))}
 

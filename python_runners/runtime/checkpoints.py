@@ -29,12 +29,16 @@ def check_matches_table(
     if table_exists is None:
         table_exists = spark.catalog.tableExists(table)
     checkpoint_exists = has_progress(spark, location)
+    if not checkpoint_exists and _reset_recorded(spark, location):
+        return  # reset-checkpoint said where the stream starts (checkpoint_reset.py)
     if table_exists and not checkpoint_exists and _has_rows(spark, table):
         raise StreamingModelError(
             f"Model {model}: table {table} has data but its checkpoint {location} is missing or "
             f"empty, so the stream would process every input again and duplicate rows. Restore "
             f"the checkpoint, or rebuild the model and the models that stream from it with "
-            f"`dbt run --full-refresh --select {model}+`."
+            f"`dbt run --full-refresh --select {model}+`, or keep the rows and say where the "
+            f"stream starts: `python -m python_runners reset-checkpoint --select {model} "
+            f"--from-now` (or --from-version/--from-timestamp)."
         )
     if checkpoint_exists and not table_exists:
         raise StreamingModelError(
@@ -42,6 +46,12 @@ def check_matches_table(
             f"gone, so that input would never be written again. Rebuild the model and the "
             f"models that stream from it with `dbt run --full-refresh --select {model}+`."
         )
+
+
+def _reset_recorded(spark: SparkSession, location: str) -> bool:
+    from python_runners.runtime.checkpoint_reset import RECORD
+
+    return hadoop_fs.exists(spark, location.rstrip("/") + "/" + RECORD)
 
 
 def _has_rows(spark: SparkSession, table: str) -> bool:

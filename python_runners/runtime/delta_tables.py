@@ -36,6 +36,9 @@ class TableSnapshot:
         return snapshot(spark, table, self.log)
 
 
+# Table property: how many times the table was emptied in place by a full refresh.
+GENERATION = "streaming.generation"
+
 def snapshot(spark: SparkSession, table: str, log: Any = None) -> TableSnapshot:
     """The table as of now: one catalog lookup and a read of its Delta log, no Spark job."""
     log = log if log is not None else _delta_log(spark, table)
@@ -86,6 +89,19 @@ def create_if_missing(
 
 def drop_if_exists(spark: SparkSession, table: str) -> None:
     spark.sql(f"drop table if exists {table}")
+
+
+def empty(spark: SparkSession, table: str) -> None:
+    """Every row removed in one commit; the table, its Delta identity and its history stay. Its
+    generation goes up: what was written once per table (a backfill) is written again."""
+    next_generation = generation(spark, table) + 1
+    spark.sql(f"delete from {table}")
+    spark.sql(f"alter table {table} set tblproperties ('{GENERATION}' = '{next_generation}')")
+
+
+def generation(spark: SparkSession, table: str) -> int:
+    """How many times the table was emptied in place (0 for a table as created)."""
+    return int(snapshot(spark, table).properties.get(GENERATION, 0))
 
 
 def current_version(spark: SparkSession, table: str) -> int:

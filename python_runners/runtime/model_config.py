@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
+from python_runners.runtime import query_changes
+from python_runners.runtime.backfills import Backfill, backfills_from_config
 from python_runners.runtime.catalog import describe_trigger
 from python_runners.runtime.changes import CHANGE_DATA_FEED, ApplyChanges
 from python_runners.runtime.changes import SETTINGS as CDC_SETTINGS
@@ -64,6 +66,9 @@ class ModelConfig:
     model_trigger: Trigger = AVAILABLE_NOW  # the model's own
     watermarks: tuple[Watermark, ...] = ()
     dedupe: Optional[Dedupe] = None
+    backfills: tuple[Backfill, ...] = ()  # historical data appended once (runtime/backfills.py)
+    on_query_change: str = query_changes.DEFAULT_POLICY
+    query: Optional[query_changes.QueryVersion] = None  # None while only compiling
     # cdc_table
     changes: Optional[ApplyChanges] = None
     # copy_into
@@ -129,6 +134,7 @@ def read_model_config(
         "contract": Contract.from_node(node),
     }
     if materialized == "copy_into":
+        backfills_from_config(name, materialized, "append", config.get("backfills"))  # refused
         return ModelConfig(
             **common,
             checkpoint=_checkpoint_of(node, "load_log_location"),
@@ -169,6 +175,9 @@ def read_model_config(
         watermarks=Watermark.list_from_config(name, config.get("watermark")),
         dedupe=Dedupe.from_config(name, config.get("dedupe")),
         changes=changes,
+        backfills=backfills_from_config(name, materialized, output_mode, config.get("backfills")),
+        on_query_change=query_changes.policy_from_config(name, config.get("on_query_change")),
+        query=query_changes.QueryVersion.of_node(node),
     )
 
 
@@ -206,7 +215,7 @@ def _cdc_output_mode(model: str, output_mode: str, config: Mapping[str, Any]) ->
 # Streaming settings dbt itself does not know: a key that looks like one of them is a typo.
 _STREAMING_KEYS = (
     "output_mode", "trigger", "watermark", "dedupe", "checkpoint_location", "expectations",
-    "quarantine_table",
+    "quarantine_table", "backfills",
 )
 _LOOKALIKES = {
     "outputmode": "output_mode", "output": "output_mode", "mode": "output_mode",
@@ -215,6 +224,7 @@ _LOOKALIKES = {
     "checkpointlocation": "checkpoint_location", "unique_keys": "unique_key", "partitioned_by": "partition_by",
     "expectation": "expectations", "expect": "expectations", "expectations_list": "expectations",
     "quarantine": "quarantine_table", "quarantine_table_name": "quarantine_table",
+    "backfill": "backfills",
 }
 _CDC_LOOKALIKES = {
     "key": "keys", "unique_key": "keys", "sequence": "sequence_by", "sequenced_by": "sequence_by", "order_by": "sequence_by",

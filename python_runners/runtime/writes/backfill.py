@@ -4,7 +4,8 @@ Each backfill (config in runtime/backfills.py) runs the model's compiled SQL as 
 with its one streaming input (a `source()` stream view or a `stream(<table>)`) replaced by a
 view over the historical data, conformed to the input's schema: the history gets the same
 columns, cleaning, dedupe, contract and expectations as streamed rows. The rows are appended
-under a Delta transaction (txnAppId `backfill:<name>`, txnVersion 1), which Delta keeps in the
+under a Delta transaction (txnAppId `backfill:<name>`, txnVersion 1 + the table's generation:
+how often a full refresh emptied it in place), which Delta keeps in the
 table's state (its log checkpoints too, with no expiry unless `delta.setTransactionRetentionDuration`
 is set): a later run finds it there and skips the backfill, and a second write of it, should one
 ever race, is skipped by Delta itself. The model's streaming checkpoint is neither read nor
@@ -91,7 +92,9 @@ def _run_backfill(
     location: str, lakehouse: Lakehouse,
 ) -> BackfillOutcome:
     where = f"Model {config.model}: backfill {backfill.name}"
-    if applied_version(spark, location, backfill.app_id) is not None:
+    # Once per generation of the table: emptied in place by a full refresh, it gets them again.
+    txn_version = TXN_VERSION + delta_tables.generation(spark, target_table)
+    if (applied_version(spark, location, backfill.app_id) or 0) >= txn_version:
         return BackfillOutcome(backfill.name, applied_before=True)
     match = _the_streaming_input(where, sql)
     counts = ExpectationCounts()
@@ -116,10 +119,10 @@ def _run_backfill(
             if quarantine is not None:
                 rows = quarantined_rows(kept)
                 delta_tables.create_if_missing(spark, quarantine, rows.schema)
-                _append(rows, quarantine, backfill, merge_schema=True)
+                _append(rows, quarantine, backfill, txn_version, merge_schema=True)
             frame = kept_rows(kept)
         before = delta_tables.log_folder_and_version(spark, location)[1]
-        _append(frame, target_table, backfill, merge_schema=config.append_new_columns)
+        _append(frame, target_table, backfill, txn_version, merge_schema=config.append_new_columns)
     except (PySparkException, Py4JJavaError) as error:
         raise explain(config.model, error) from None
     finally:
@@ -293,12 +296,12 @@ def _marker(backfill: Backfill) -> str:
     return json.dumps({"backfill": backfill.name})
 
 
-def _append(frame: DataFrame, table: str, backfill: Backfill, merge_schema: bool) -> None:
+def _append(frame: DataFrame, table: str, backfill: Backfill, txn_version: int, merge_schema: bool) -> None:
     """The backfill's rows into `table` in one commit under its Delta transaction (Delta keeps
     a table's transactions apart, so the quarantine and the table take the same id)."""
     writer = (
         frame.write.format("delta").mode("append")
-        .option("txnAppId", backfill.app_id).option("txnVersion", TXN_VERSION)
+        .option("txnAppId", backfill.app_id).option("txnVersion", txn_version)
         .option("userMetadata", _marker(backfill))
     )
     if merge_schema:

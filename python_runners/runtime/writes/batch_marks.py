@@ -12,6 +12,9 @@ import json
 from typing import Any, Iterable, Mapping
 
 _MARK_PREFIX = '{"streaming_query"'
+# The transaction ids of one-time backfills (writes/backfill.py): no batch of any stream, passed
+# over like other commits, so a replayed batch is still found behind one.
+BACKFILL_APP_ID_PREFIX = "backfill:"
 
 
 def batch_mark(app_id: str, batch_id: int) -> str:
@@ -27,7 +30,7 @@ def recorded_batch(commit: str) -> tuple[str, int] | None:
 def recorded_batch_in(actions: Iterable[Mapping[str, Any]]) -> tuple[str, int] | None:
     """The same, from a commit's actions already parsed."""
     for action in actions:
-        if "txn" in action:
+        if "txn" in action and not action["txn"]["appId"].startswith(BACKFILL_APP_ID_PREFIX):
             return action["txn"]["appId"], int(action["txn"]["version"])
         user_metadata = action.get("commitInfo", {}).get("userMetadata")
         if user_metadata and user_metadata.startswith(_MARK_PREFIX):

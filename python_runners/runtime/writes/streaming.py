@@ -12,7 +12,8 @@ from pyspark.sql.types import StructType
 from pyspark.sql.streaming import StreamingQuery
 from py4j.protocol import Py4JJavaError
 
-from python_runners.runtime import checkpoints
+from python_runners.runtime import checkpoint_reset, checkpoints
+from python_runners.runtime import query_changes
 from python_runners.runtime import delta_tables
 from python_runners.runtime import delta_constraints
 from python_runners.runtime.contracts import Contract, with_not_null
@@ -55,6 +56,8 @@ class StreamingWrite:
     changes: ApplyChanges | None = None  # a cdc_table's feed settings
     expectations: Expectations = Expectations("")
     contract: Contract | None = None  # contract: {enforced: true}: its NOT NULL and CHECKs on the table
+    on_query_change: str = query_changes.DEFAULT_POLICY
+    query: query_changes.QueryVersion | None = None  # what the table is written with (recorded on it)
 
     @classmethod
     def of_model(cls, config: ModelConfig, source_view: str, target_table: str) -> "StreamingWrite":
@@ -75,11 +78,18 @@ class StreamingWrite:
             changes=config.changes,
             expectations=config.expectations,
             contract=config.contract,
+            on_query_change=config.on_query_change,
+            query=config.query,
         )
 
     @property
     def query_name(self) -> str:
         return self.target_table
+
+    @property
+    def recorded_on_table(self) -> dict[str, str]:
+        """Table properties the write keeps up to date: what the docs show, what the query was."""
+        return {**self.documented, **(self.query.properties() if self.query else {})}
 
     @property
     def quarantine_table(self) -> str | None:
@@ -96,14 +106,21 @@ class StreamSummary:
     running: bool
     late_rows: int = 0
     expectations: ExpectationCounts = ExpectationCounts()
+    query_changed: str = ""  # what changed in the query since the last run, applied to new rows
+    waiting_since_reset: bool = False  # a reset checkpoint whose Delta input has no commit after it yet
 
     def message(self) -> str:
+        if self.waiting_since_reset:
+            return ("STREAMED 0 rows in, 0 written: no commit in its Delta input since the "
+                    "checkpoint was reset yet; the reset's starting point still holds "
+                    "(nothing served until a run finds one)")
         state = "caught up, serving" if self.running else "caught up"
         batches = "1 batch" if self.batches == 1 else f"{self.batches} batches"
         late = f", {self.late_rows} late row{'' if self.late_rows == 1 else 's'} dropped"
         late = late if self.late_rows else ""
+        changed = query_changes.applied_note(self.query_changed) if self.query_changed else ""
         return (f"STREAMED {self.input_rows} rows in, {self.output_rows} written{late}"
-                f"{expectations_said(self.expectations)}, {batches} ({state})")
+                f"{expectations_said(self.expectations)}, {batches} ({state}){changed}")
 
 
 def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSummary:
@@ -118,6 +135,9 @@ def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSum
     run = StreamingRun.current()
     progress = run.listen(spark)
     before = delta_tables.snapshot(spark, write.target_table)
+    changed = None
+    if before.exists and checkpoints.has_progress(spark, write.checkpoint):
+        changed = query_changes.check(write.model, write.on_query_change, write.query, before.properties)
     with run.display:
         catch_up = start_streaming_write(
             spark, replace(write, trigger=write.trigger.catch_up()), table_exists=before.exists
@@ -126,6 +146,9 @@ def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSum
             catch_up.awaitTermination()
         except (PySparkException, Py4JJavaError) as error:
             _stop_quietly(catch_up)
+            if checkpoint_reset.waiting_for_input(spark, write.checkpoint, error):
+                return StreamSummary(write.model, 0, 0, 0, round(time.monotonic() - started, 3),
+                                     running=False, waiting_since_reset=True)
             raise explain(write.model, error) from None
         interruption.refuse_if_interrupted(write.model)  # stopped by Ctrl-C, not caught up
         progress.wait_until_heard(catch_up)
@@ -136,8 +159,12 @@ def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSum
     )
     # A new table has them from its creation; an older one gets them (or changes) here, between
     # the two queries, while nothing writes the table.
-    streaming_catalog.record(spark, write.target_table, write.documented, current=after.properties)
-    summary = summarise(write.model, catch_up, written, time.monotonic() - started)
+    streaming_catalog.record(
+        spark, write.target_table, write.recorded_on_table, current=after.properties,
+        user_metadata=query_changes.history_note(changed) if changed else None,
+    )
+    summary = replace(summarise(write.model, catch_up, written, time.monotonic() - started),
+                      query_changed=changed or "")
     if write.trigger.runs_until_caught_up:
         return summary
     served = start_streaming_write(spark, write, table_exists=True)
@@ -161,7 +188,7 @@ def start_streaming_write(
     checkpoints.check_matches_table(
         spark, write.model, write.target_table, write.checkpoint, table_exists
     )
-    properties = {**write.table_properties, **write.documented}
+    properties = {**write.table_properties, **write.recorded_on_table}
     try:
         rows = model_columns(frame).schema
         if write.changes is None:

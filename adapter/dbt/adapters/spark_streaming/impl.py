@@ -113,11 +113,19 @@ class SparkStreamingAdapter(SparkAdapter):
 
     @available
     @reported_to_dbt
-    def create_stream_view(self, config: runtime.ModelConfig, sql: str, view: str) -> None:
+    def create_stream_view(
+        self, config: runtime.ModelConfig, sql: str, view: str, full_refresh: bool = False
+    ) -> None:
         """The model's query as the temp view its stream starts from, each configured watermark on
-        the streaming inputs that have its column; resolved and checked, nothing started."""
+        the streaming inputs that have its column; resolved and checked, nothing started. A
+        pending checkpoint reset (not on a full refresh, which deletes it) sets where its
+        streaming reads start."""
         if self.empty_run():
             sql = runtime.without_empty_refs(sql)
+        elif not full_refresh:
+            sql = runtime.apply_checkpoint_reset(
+                self._spark(), config, sql, self.connections.source_views, runtime.Lakehouse.from_env()
+            )
         self.connections.register_source_views(sql)
         self._warn_of_ignored_constraints(config)
         runtime.create_stream_view(
@@ -167,6 +175,13 @@ class SparkStreamingAdapter(SparkAdapter):
         self._stream_summaries.append(summary)
         return {**summary.__dict__, "message": summary.message()}
 
+    @available
+    @reported_to_dbt
+    def run_backfills(self, config: runtime.ModelConfig, sql: str, target_table: str) -> str:
+        """A streaming_table's backfills: historical data run through its SQL and appended once,
+        its checkpoint untouched (runtime/writes/backfill.py); what the run output adds."""
+        return runtime.backfills_said(runtime.run_backfills(self._spark(), config, sql, target_table))
+
     @property
     def _stream_summaries(self) -> list:
         return self.connections.streaming_run.summaries
@@ -191,15 +206,41 @@ class SparkStreamingAdapter(SparkAdapter):
 
     @available
     @reported_to_dbt
+    def plan_full_refresh(self, model: Mapping[str, Any], graph: Mapping[str, Any], selected: Iterable[str]) -> bool:
+        """Before a full refresh drops anything: refused while a model streaming from this one
+        would be left to fail; True when the table is to be emptied in place for readers that
+        follow rewrites (runtime/full_refresh.py)."""
+        return runtime.plan_full_refresh(model, graph.get("nodes", {}), selected or ()).in_place
+
+    @available
+    @reported_to_dbt
     def reset_streaming_table(
-        self, target_table: str, checkpoint: str, companion_tables: Iterable[str] = ()
+        self, target_table: str, checkpoint: str, companion_tables: Iterable[str] = (),
+        in_place: bool = False,
     ) -> None:
         """Full refresh: the table, the tables kept beside it and its checkpoint (or load log)
-        go together, so it starts over."""
+        go together, so it starts over. `in_place`: the table is emptied, not dropped, so the
+        readers that continue over it keep streaming from the same Delta table."""
         spark = self._spark()
-        for table in [target_table, *companion_tables]:
+        if in_place and spark.catalog.tableExists(target_table):
+            runtime.empty_table(spark, target_table)
+        else:
+            runtime.drop_table_if_exists(spark, target_table)
+        for table in companion_tables:
             runtime.drop_table_if_exists(spark, table)
         runtime.delete_checkpoint(spark, checkpoint)
+
+    @available
+    @reported_to_dbt
+    def reset_checkpoint(
+        self, node: Mapping[str, Any], graph: Mapping[str, Any], run_vars: Mapping[str, Any],
+        arguments: Mapping[str, Any], target_table: str,
+    ) -> str:
+        """run-operation reset_checkpoint: the model's checkpoint deleted, its table kept, and
+        where its next run starts reading recorded in the checkpoint's folder; what was done."""
+        return runtime.reset_model_checkpoint(
+            self._spark(), node, graph, run_vars, arguments, target_table, runtime.Lakehouse.from_env()
+        )
 
     @available
     @reported_to_dbt

@@ -26,8 +26,10 @@
         ) -%}
     {%- else -%}
         {%- if should_full_refresh() -%}
+            {#- Refused while a model streaming from this one would be left to fail -#}
+            {%- set in_place = adapter.plan_full_refresh(model, graph, selected_resources) -%}
             {%- do adapter.reset_streaming_table(
-                target_relation.render(), settings.checkpoint, settings.companion_tables(target_relation.render())
+                target_relation.render(), settings.checkpoint, settings.companion_tables(target_relation.render()), in_place
             ) -%}
         {%- endif -%}
 

@@ -16,9 +16,13 @@
     partition_by         column or list of columns
     tblproperties        Delta table properties
     on_schema_change     'fail' (default) or 'append_new_columns' (new columns join the table)
+    on_query_change      'apply_to_new_rows' (default: said in the output and the table's
+                         history) or 'fail' (stop, saying what changed): docs/changing-models.md
     expectations         [{name, expression, action: warn|drop|quarantine|fail}, ...]: rules
                          checked on every row as it is written (docs/expectations.md)
     quarantine_table     where quarantined rows go (default <model>__quarantine)
+    backfills            [{name, path | table, format, options}, ...]: historical data run through
+                         the model's SQL and appended once, checkpoint untouched (append mode only)
   A model's YAML `contract: {enforced: true}` holds too (docs/contracts.md).
 #}
 {% materialization streaming_table, adapter='spark_streaming' %}
@@ -35,7 +39,7 @@
     {{ run_hooks(pre_hooks) }}
 
     {#- Resolved and checked before anything is dropped or started (runtime/model_query.py) -#}
-    {%- do adapter.create_stream_view(settings, sql, source_view) -%}
+    {%- do adapter.create_stream_view(settings, sql, source_view, should_full_refresh()) -%}
 
     {%- if adapter.empty_run() -%}
         {#- --empty: the query resolved against its inputs; no stream started, no checkpoint or
@@ -48,14 +52,18 @@
         ) -%}
     {%- else -%}
         {%- if should_full_refresh() -%}
+            {#- Refused while a model streaming from this one would be left to fail -#}
+            {%- set in_place = adapter.plan_full_refresh(model, graph, selected_resources) -%}
             {%- do adapter.reset_streaming_table(
-                target_relation.render(), settings.checkpoint, settings.companion_tables(target_relation.render())
+                target_relation.render(), settings.checkpoint, settings.companion_tables(target_relation.render()), in_place
             ) -%}
         {%- endif -%}
 
         {%- set summary = adapter.run_streaming_write(settings, source_view, target_relation.render()) -%}
+        {#- History appended once through the model's SQL, the checkpoint untouched -#}
+        {%- set backfilled = adapter.run_backfills(settings, sql, target_relation.render()) if settings.backfills else '' -%}
         {%- do store_raw_result(
-            name='main', message=summary['message'], code='STREAMED', rows_affected=summary['input_rows']
+            name='main', message=summary['message'] ~ backfilled, code='STREAMED', rows_affected=summary['input_rows']
         ) -%}
         {%- do persist_docs(target_relation, model) -%}
     {%- endif -%}

@@ -93,9 +93,17 @@ class Dedupe:
         return frame.dropDuplicates(list(self.keys))
 
 
-# A model's streaming inputs in its compiled SQL: stream(<table>) and the runner's source views.
-_STREAM_TABLE = re.compile(r"\bstream\s*\(\s*([^()]+?)\s*\)", re.I)
+# A model's streaming inputs in its compiled SQL: stream(<table>), with the options after it
+# (stream_changes and stream_appends render `with ('readChangeFeed' = 'true')` and the like),
+# and the runner's source views.
+_STREAM_TABLE = re.compile(r"\bstream\s*\(\s*([^()]+?)\s*\)(?:\s*with\s*\(([^()]*)\))?", re.I)
+_OPTION = re.compile(r"""['"`]?([\w.]+)['"`]?\s*=\s*(?:'([^']*)'|"([^"]*)"|([\w.-]+))""")
 _SOURCE_VIEW = re.compile(r"\b(stream_source__\w+)\b")
+
+
+def stream_options(text: str) -> dict[str, str]:
+    """The options of `stream(t) with (<text>)`: 'key' = 'value' pairs."""
+    return {m.group(1): next(v for v in m.groups()[1:] if v is not None) for m in _OPTION.finditer(text)}
 
 
 def with_watermarks(spark, model: str, sql: str, watermarks: Sequence[Watermark]) -> str:
@@ -125,7 +133,13 @@ def with_watermarks(spark, model: str, sql: str, watermarks: Sequence[Watermark]
             registered[name] = view
         return registered[name]
 
-    sql = _STREAM_TABLE.sub(lambda m: view_over(spark.readStream.table, m.group(1)), sql)
+    def stream_of(match: re.Match) -> str:
+        options = stream_options(match.group(2) or "")
+        reader = spark.readStream.options(**options)
+        key = match.group(1) + (f" with {sorted(options.items())}" if options else "")
+        return view_over(lambda _: reader.table(match.group(1)), key)
+
+    sql = _STREAM_TABLE.sub(stream_of, sql)
     sql = _SOURCE_VIEW.sub(lambda m: view_over(spark.table, m.group(1)), sql)
     unused = [watermark.column for watermark in watermarks if watermark not in used]
     if unused:

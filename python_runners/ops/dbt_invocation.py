@@ -37,12 +37,15 @@ def run_dbt(args: Sequence[str], project_dir: str | None = None) -> dbtRunnerRes
     return result
 
 
-def describe_failure(result: dbtRunnerResult) -> str:
+def describe_failure(result: dbtRunnerResult, fallback: str = "see the log above") -> str:
+    """Why a dbt command failed: its exception, or each failed node's (or operation's) message."""
     if result.exception is not None:
         return str(result.exception)
-    messages = [
-        f"{r.node.name}: {r.message}"
-        for r in (result.result or [])
-        if getattr(r, "status", None) in ("error", "fail")
-    ]
-    return "; ".join(messages) or "see the log above"
+    outcome = getattr(result.result, "results", None)
+    messages = []
+    for r in (result.result or []) if outcome is None else outcome:
+        node = getattr(r, "node", None)  # a run's results have one; a run-operation's do not
+        if not getattr(r, "message", None) or (node is not None and r.status not in ("error", "fail")):
+            continue
+        messages.append(f"{node.name}: {r.message}" if node is not None else str(r.message))
+    return "; ".join(messages) or fallback

@@ -67,20 +67,12 @@ def main(argv: Sequence[str]) -> int:
     except CheckpointResetError as error:
         print(error, file=sys.stderr)
         return 2
-    from python_runners.ops.dbt_invocation import invoke_dbt
+    from python_runners.ops.dbt_invocation import describe_failure, invoke_dbt
 
     result = invoke_dbt(command, project_dir)
     if not result.success:
-        failure = failure_of(result)
+        failure = describe_failure(result, fallback="")
         if failure:  # else dbt has printed it (an error in the operation)
             print(failure, file=sys.stderr)
         return 1
     return 0
-
-
-def failure_of(result) -> str:
-    """dbt's reason a run-operation failed, when dbt did not print it itself."""
-    if result.exception is not None:
-        return str(result.exception)
-    outcome = getattr(result.result, "results", None) or []
-    return "\n".join(str(r.message) for r in outcome if getattr(r, "message", None))

@@ -130,7 +130,13 @@ def commits_since(
     log = log if log is not None else _delta_log(spark, table)
     if log is None:
         return []
-    commits = []
+    return [(commit["operation"], commit.get("operationMetrics", {}))
+            for commit in commit_infos_since(spark, log, version)]
+
+
+def commit_infos_since(spark: SparkSession, log: Any, version: int) -> list[dict]:
+    """The commitInfo of each commit after `version` in a DeltaLog, read from the log's files."""
+    infos = []
     changes = log.getChanges(version + 1, spark._jvm.scala.Option.empty(), False)
     while changes.hasNext():
         actions = changes.next()._2()
@@ -138,9 +144,8 @@ def commits_since(
             action = actions.apply(index)
             if action.getClass().getSimpleName() == "CommitInfo":
                 # As JSON, like the table's properties: one call for all of the commit's metrics.
-                commit = json.loads(action.json())["commitInfo"]
-                commits.append((commit["operation"], commit.get("operationMetrics", {})))
-    return commits
+                infos.append(json.loads(action.json())["commitInfo"])
+    return infos
 
 
 def _delta_log(spark: SparkSession, table: str):

@@ -312,14 +312,6 @@ def _append(frame: DataFrame, table: str, backfill: Backfill, txn_version: int, 
 def _rows_appended(spark: SparkSession, location: str, version: int, backfill: Backfill) -> int:
     """Rows of the backfill's commit after `version` (0 when Delta skipped it as applied)."""
     log = spark._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, location)
-    changes = log.getChanges(version + 1, spark._jvm.scala.Option.empty(), False)
-    rows = 0
-    while changes.hasNext():
-        actions = changes.next()._2()
-        for index in range(actions.size()):
-            action = actions.apply(index)
-            if action.getClass().getSimpleName() == "CommitInfo":
-                commit = json.loads(action.json())["commitInfo"]
-                if commit.get("userMetadata") == _marker(backfill):
-                    rows += int(commit.get("operationMetrics", {}).get("numOutputRows", 0))
-    return rows
+    return sum(int(commit.get("operationMetrics", {}).get("numOutputRows", 0))
+               for commit in delta_tables.commit_infos_since(spark, log, version)
+               if commit.get("userMetadata") == _marker(backfill))

@@ -61,14 +61,13 @@ def record(
     if not changed:
         return
     assignments = ", ".join(f"'{key}' = '{_quoted(value)}'" for key, value in changed.items())
-    if user_metadata is None:
-        spark.sql(f"alter table {table} set tblproperties ({assignments})")
-        return
-    spark.conf.set(USER_METADATA, user_metadata)
+    if user_metadata is not None:
+        spark.conf.set(USER_METADATA, user_metadata)
     try:
         spark.sql(f"alter table {table} set tblproperties ({assignments})")
     finally:
-        spark.conf.unset(USER_METADATA)
+        if user_metadata is not None:
+            spark.conf.unset(USER_METADATA)
 
 
 def catalog_stats(properties: Mapping[str, Any]) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from pyspark.sql import functions as F
 
 from python_runners.runtime import checkpoints, hadoop_fs
 from python_runners.runtime.errors import ConfigError, StreamingModelError, root_cause
+from python_runners.runtime.stream_reads import STREAM_READ
 
 RECORD = "_reset.json"
 APPLIED = "_reset.applied.json"
@@ -321,15 +322,10 @@ def apply_to_query(
     reset = pending(spark, config.checkpoint)
     if reset is None:
         return sql
-    sql = _STREAM_READ.sub(lambda match: _stream_read_from(spark, reset, match), sql)
+    sql = STREAM_READ.sub(lambda match: _stream_read_from(spark, reset, match), sql)
     for view in source_views.named_in(sql):
         sql = _read_source_view_from(spark, reset, config, view, sql, lakehouse)
     return sql
-
-
-# stream(<table>) with (...)? in compiled SQL.
-_STREAM_READ = re.compile(
-    r"\bstream\s*\(\s*(?P<table>[^()\s]+)\s*\)(?:\s*with\s*\((?P<options>[^()]*)\))?", re.I)
 
 
 def normal_table(name: str) -> str:
@@ -339,8 +335,6 @@ def normal_table(name: str) -> str:
 
 def _stream_read_from(spark: SparkSession, reset: Reset, match: re.Match) -> str:
     table = match["table"]
-    if table.startswith("("):  # a subquery (dbt --empty): not a table read
-        return match[0]
     read = reset.input_of_table(table)
     if read is None:
         raise StreamingModelError(

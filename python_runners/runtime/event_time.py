@@ -14,6 +14,7 @@ from typing import Any, Mapping, Optional, Sequence
 from pyspark.sql import DataFrame
 from python_runners.runtime.errors import ConfigError
 from python_runners.runtime.intervals import EXAMPLES, is_interval
+from python_runners.runtime.stream_reads import STREAM_READ, stream_options
 
 
 
@@ -93,17 +94,9 @@ class Dedupe:
         return frame.dropDuplicates(list(self.keys))
 
 
-# A model's streaming inputs in its compiled SQL: stream(<table>), with the options after it
-# (stream_changes and stream_appends render `with ('readChangeFeed' = 'true')` and the like),
-# and the runner's source views.
-_STREAM_TABLE = re.compile(r"\bstream\s*\(\s*([^()]+?)\s*\)(?:\s*with\s*\(([^()]*)\))?", re.I)
-_OPTION = re.compile(r"""['"`]?([\w.]+)['"`]?\s*=\s*(?:'([^']*)'|"([^"]*)"|([\w.-]+))""")
+# A model's streaming inputs in its compiled SQL: stream(<table>) (stream_reads.py) and the
+# runner's source views.
 _SOURCE_VIEW = re.compile(r"\b(stream_source__\w+)\b")
-
-
-def stream_options(text: str) -> dict[str, str]:
-    """The options of `stream(t) with (<text>)`: 'key' = 'value' pairs."""
-    return {m.group(1): next(v for v in m.groups()[1:] if v is not None) for m in _OPTION.finditer(text)}
 
 
 def with_watermarks(spark, model: str, sql: str, watermarks: Sequence[Watermark]) -> str:
@@ -134,12 +127,12 @@ def with_watermarks(spark, model: str, sql: str, watermarks: Sequence[Watermark]
         return registered[name]
 
     def stream_of(match: re.Match) -> str:
-        options = stream_options(match.group(2) or "")
+        options = stream_options(match["options"] or "")
         reader = spark.readStream.options(**options)
-        key = match.group(1) + (f" with {sorted(options.items())}" if options else "")
-        return view_over(lambda _: reader.table(match.group(1)), key)
+        key = match["table"] + (f" with {sorted(options.items())}" if options else "")
+        return view_over(lambda _: reader.table(match["table"]), key)
 
-    sql = _STREAM_TABLE.sub(stream_of, sql)
+    sql = STREAM_READ.sub(stream_of, sql)
     sql = _SOURCE_VIEW.sub(lambda m: view_over(spark.table, m.group(1)), sql)
     unused = [watermark.column for watermark in watermarks if watermark not in used]
     if unused:

@@ -33,6 +33,7 @@ from python_runners.runtime.expectations import ExpectationCounts, expectations_
 from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.runtime.model_config import ModelConfig
 from python_runners.runtime.session import claim_lakehouse_for
+from python_runners.runtime.stream_reads import STREAM_READ
 from python_runners.runtime.sources.views import (
     StreamSource, _json_with_rescued_data, source_view_name,
 )
@@ -45,9 +46,7 @@ METADATA = "_metadata"
 # A model's streaming inputs in its compiled SQL: stream(<table>) (with its options, as
 # stream_changes renders it) and the source views of meta.stream sources.
 _STREAM_INPUT = re.compile(
-    r"\bstream\s*\(\s*(?P<table>[^()]+?)\s*\)(?:\s*with\s*\([^()]*\))?"
-    r"|(?<![\w$])(?P<view>stream_source__\w+)(?![\w$])",
-    re.I,
+    STREAM_READ.pattern + r"|(?<![\w$])(?P<view>stream_source__\w+)(?![\w$])", re.I
 )
 _STREAM_ONLY_OPTIONS = ("maxFilesPerTrigger", "maxBytesPerTrigger", "cleanSource", "sourceArchiveDir")
 
@@ -92,9 +91,8 @@ def _run_backfill(
     location: str, lakehouse: Lakehouse,
 ) -> BackfillOutcome:
     where = f"Model {config.model}: backfill {backfill.name}"
-    # Once per generation of the table: emptied in place by a full refresh, it gets them again.
-    txn_version = TXN_VERSION + delta_tables.generation(spark, target_table)
-    if (applied_version(spark, location, backfill.app_id) or 0) >= txn_version:
+    txn_version, applied = _transaction(spark, location, backfill.app_id)
+    if applied:
         return BackfillOutcome(backfill.name, applied_before=True)
     match = _the_streaming_input(where, sql)
     counts = ExpectationCounts()
@@ -131,14 +129,17 @@ def _run_backfill(
     return BackfillOutcome(backfill.name, rows=_rows_appended(spark, location, before, backfill), expectations=counts)
 
 
-def applied_version(spark: SparkSession, location: str, app_id: str) -> Optional[int]:
-    """The version of Delta transaction `app_id` that the table at `location` records, if any:
-    from its current state (no data read)."""
+def _transaction(spark: SparkSession, location: str, app_id: str) -> tuple[int, bool]:
+    """The Delta transaction version a backfill writes under in the table at `location`, and
+    whether the table records it already: from its current state, read once (no data read).
+    Once per generation of the table: emptied in place by a full refresh, it gets them again."""
     jvm = spark._jvm
     log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, location)
     latest = log.update(False, jvm.scala.Option.empty(), jvm.scala.Option.empty())
+    generation = latest.metadata().configuration().get(delta_tables.GENERATION)
+    txn_version = TXN_VERSION + (int(generation.get()) if generation.isDefined() else 0)
     found = latest.transactions().get(app_id)
-    return int(found.get()) if found.isDefined() else None
+    return txn_version, found.isDefined() and int(found.get()) >= txn_version
 
 
 def _the_streaming_input(where: str, sql: str) -> re.Match:

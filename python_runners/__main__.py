@@ -10,6 +10,7 @@
     jars [--kafka-broker]     copy the pinned jars from Maven Central (make setup)
     reset-checkpoint --select MODEL --from-now|--from-version N|--from-timestamp T|--from-offsets J
                               reset one model's checkpoint, keep its table (docs/changing-models.md)
+    rollback --select MODEL   put a model back as before its last redeploy (docs/changing-models.md)
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ _FORWARDED = {
     "report": "python_runners.ops.report",
     "chaos": "python_runners.testing.chaos.__main__",
     "reset-checkpoint": "python_runners.ops.reset_checkpoint",
+    "rollback": "python_runners.ops.rollback",
 }
 
 

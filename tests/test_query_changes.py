@@ -45,7 +45,7 @@ def test_a_changed_query_stops_under_fail_and_is_applied_to_new_rows_and_recorde
     message = failure_messages(refused)
     assert "Model changing: its query changed since the table was last written" in message
     assert "+ where kind <> 'b'" in message
-    assert "on_query_change='apply_to_new_rows'" in message and "--full-refresh --select changing+" in message
+    assert "on_query_change='apply_to_new_rows'" in message and "on_query_change='redeploy'" in message
     assert spark.sql(f"describe history {SCHEMA}.changing").first().version == version
     assert sorted(p.name for p in (checkpoint / "commits").iterdir()) == commits
 

@@ -54,6 +54,9 @@ _FACE = {
     # reset a checkpoint, keep the table: where the next run starts reading
     "reset_model_checkpoint": "checkpoint_reset",
     "apply_checkpoint_reset": ("checkpoint_reset", "apply_to_query"),
+    # blue/green redeploy: what a full refresh clears, and the rollback
+    "forget_redeploy": ("redeploy", "forget"),
+    "roll_back_model": ("redeploy", "roll_back_model"),
     # what dbt docs shows of a streaming table
     "catalog_stats": "catalog",
     "table_properties": "catalog",

@@ -29,6 +29,7 @@ class TableSnapshot:
     exists: bool
     version: int = -1  # the latest Delta version; -1 when there is no table (or no Delta log)
     properties: Mapping[str, str] = field(default_factory=dict)
+    table_id: str = ""  # Delta's id of the table: what a streaming reader's checkpoint records
     log: Any = field(default=None, repr=False, compare=False)  # the JVM DeltaLog, to read it again
 
     def refreshed(self, spark: SparkSession, table: str) -> "TableSnapshot":
@@ -48,8 +49,9 @@ def snapshot(spark: SparkSession, table: str, log: Any = None) -> TableSnapshot:
     if latest.version() < 0:
         return TableSnapshot(exists=True, log=log)
     # The metadata action as JSON: one call, where walking the Java map costs two per property.
-    properties = json.loads(latest.metadata().json())["metaData"].get("configuration", {})
-    return TableSnapshot(exists=True, version=int(latest.version()), properties=properties, log=log)
+    metadata = json.loads(latest.metadata().json())["metaData"]
+    return TableSnapshot(exists=True, version=int(latest.version()), log=log,
+                         properties=metadata.get("configuration", {}), table_id=metadata["id"])
 
 
 def log_folder_and_version(spark: SparkSession, location: str) -> tuple[str, int]:
@@ -146,6 +148,21 @@ def commit_infos_since(spark: SparkSession, log: Any, version: int) -> list[dict
                 # As JSON, like the table's properties: one call for all of the commit's metrics.
                 infos.append(json.loads(action.json())["commitInfo"])
     return infos
+
+
+def version_with_user_metadata(spark: SparkSession, table: str, after: int, text: str) -> int | None:
+    """The first version after `after` whose commit's userMetadata is `text`; None if none."""
+    log = _delta_log(spark, table)
+    changes = log.getChanges(after + 1, spark._jvm.scala.Option.empty(), False)
+    while changes.hasNext():
+        commit = changes.next()
+        actions = commit._2()
+        for index in range(actions.size()):
+            action = actions.apply(index)
+            if action.getClass().getSimpleName() == "CommitInfo":
+                if json.loads(action.json())["commitInfo"].get("userMetadata") == text:
+                    return int(commit._1())
+    return None
 
 
 def _delta_log(spark: SparkSession, table: str):

@@ -74,6 +74,12 @@ def _direct_readers(model: Mapping[str, Any], nodes: Mapping[str, Mapping[str, A
         )
 
 
+def follows_changes(read: str) -> bool:
+    """A read of a table's change data feed: it reads a rewrite as deletes and inserts."""
+    return bool(re.match(r"stream_changes", read, re.I) or re.search(
+        r"""['"]readChangeFeed['"]\s*=\s*['"]true['"]""", read, re.I))
+
+
 def stream_reads_of(sql: str, model: str) -> list[str]:
     """Each streaming read of `model` in a model's SQL, with the options after it:
     `stream({{ ref('m') }}) with (...)`, `{{ stream_appends(ref('m')) }}`, `{{ stream_changes(...) }}`."""

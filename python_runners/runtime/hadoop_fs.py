@@ -72,3 +72,11 @@ def list_data_files(spark: SparkSession, location: str) -> list[DataFile]:
         for status in fs.listStatus(path)
         if status.isFile() and not status.getPath().getName().startswith((".", "_"))
     ]
+
+
+def rename(spark: SparkSession, source: str, target: str) -> None:
+    """Move a file or folder (one rename on a local or HDFS file system); `target` must not exist."""
+    source_path, fs = _path_and_fs(spark, source)
+    target_path, _ = _path_and_fs(spark, target)
+    if not fs.rename(source_path, target_path):
+        raise OSError(f"Could not move {source} to {target}.")

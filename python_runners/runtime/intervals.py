@@ -17,3 +17,14 @@ EXAMPLES = "'500 milliseconds', '2.5 seconds', '10 minutes', '1 hour', '1 day'"
 
 def is_interval(value: object) -> bool:
     return isinstance(value, str) and bool(_INTERVAL.match(value))
+
+
+_SECONDS_PER = {"millisecond": 0.001, "second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800}
+
+
+def parse_duration_seconds(value: object) -> float | None:
+    """An interval string as seconds; None when it is not one."""
+    if not is_interval(value):
+        return None
+    number, unit = re.match(r"\s*([\d.]+)\s*([a-z]+?)s?\s*$", str(value), re.I).groups()
+    return float(number) * _SECONDS_PER[unit.lower()]

@@ -22,11 +22,14 @@ from python_runners.runtime.errors import ConfigError, streams_changing_table
 from python_runners.runtime.contracts import Contract
 from python_runners.runtime.event_time import Dedupe, Watermark
 from python_runners.runtime.expectations import Expectations
+from python_runners.runtime.full_refresh import follows_changes, stream_reads_of
+from python_runners.runtime.intervals import parse_duration_seconds
 from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.runtime.sources.views import FILE_FORMATS, StreamSource
 from python_runners.runtime.triggers import AVAILABLE_NOW, Trigger
 
 STREAMING_MATERIALIZATIONS = ("streaming_table", "cdc_table", "copy_into")
+DEFAULT_ROLLBACK_WINDOW = "7 days"
 DELETION_VECTORS = "delta.enableDeletionVectors"
 # The ones that run a streaming query, each with a checkpoint of its own.
 STREAM_MATERIALIZATIONS = ("streaming_table", "cdc_table")
@@ -69,6 +72,10 @@ class ModelConfig:
     backfills: tuple[Backfill, ...] = ()  # historical data appended once (runtime/backfills.py)
     on_query_change: str = query_changes.DEFAULT_POLICY
     query: Optional[query_changes.QueryVersion] = None  # None while only compiling
+    rollback_window: str = DEFAULT_ROLLBACK_WINDOW  # how long a redeploy keeps the old version
+    # The tables of the streaming models this one streams from whose swap it cannot read over (a
+    # plain stream(ref()) or stream_appends): a redeploy of theirs rebuilds this one (redeploy.py).
+    streamed_models: tuple[str, ...] = ()
     # cdc_table
     changes: Optional[ApplyChanges] = None
     # copy_into
@@ -176,9 +183,35 @@ def read_model_config(
         dedupe=Dedupe.from_config(name, config.get("dedupe")),
         changes=changes,
         backfills=backfills_from_config(name, materialized, output_mode, config.get("backfills")),
-        on_query_change=query_changes.policy_from_config(name, config.get("on_query_change")),
+        on_query_change=query_changes.policy_from_config(name, config.get("on_query_change"), materialized),
         query=query_changes.QueryVersion.of_node(node),
+        rollback_window=_rollback_window(name, config.get("rollback_window")),
+        streamed_models=_streamed_models(node, graph),
     )
+
+
+def _rollback_window(model: str, value: Any) -> str:
+    if value in (None, ""):
+        return DEFAULT_ROLLBACK_WINDOW
+    if not isinstance(value, str) or parse_duration_seconds(value) is None:
+        raise ModelConfigError(
+            f"Model {model}: rollback_window {value!r} is not a duration; give e.g. "
+            f"rollback_window='7 days' (how long a redeploy keeps the old version to roll back to)."
+        )
+    return value
+
+
+def _streamed_models(node: Mapping[str, Any], graph: Mapping[str, Any]) -> tuple[str, ...]:
+    nodes = graph.get("nodes") or {}
+    found = []
+    for unique_id in (node.get("depends_on") or {}).get("nodes") or []:
+        upstream = nodes.get(unique_id) or {}
+        if (upstream.get("config") or {}).get("materialized") not in STREAM_MATERIALIZATIONS:
+            continue
+        reads = stream_reads_of(str(node.get("raw_code") or ""), upstream["name"])
+        if any(not follows_changes(read) for read in reads):
+            found.append(f"{upstream['schema']}.{upstream.get('alias') or upstream['name']}")
+    return tuple(found)
 
 
 # stream({{ ref('m') }}) with no options after it: a read of the table's appends only.
@@ -215,7 +248,7 @@ def _cdc_output_mode(model: str, output_mode: str, config: Mapping[str, Any]) ->
 # Streaming settings dbt itself does not know: a key that looks like one of them is a typo.
 _STREAMING_KEYS = (
     "output_mode", "trigger", "watermark", "dedupe", "checkpoint_location", "expectations",
-    "quarantine_table", "backfills",
+    "quarantine_table", "backfills", "on_query_change", "rollback_window",
 )
 _LOOKALIKES = {
     "outputmode": "output_mode", "output": "output_mode", "mode": "output_mode",

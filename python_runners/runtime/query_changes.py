@@ -8,7 +8,9 @@ says what a difference does:
 
 - `apply_to_new_rows` (default): the run goes on, says so in its output, and the properties'
   commit records it in the table's history (its userMetadata says what changed);
-- `fail`: the run stops before anything starts, with what changed and the ways forward.
+- `fail`: the run stops before anything starts, with what changed and the ways forward;
+- `redeploy`: the new version is built beside the table and swapped in once it has caught up
+  (redeploy.py).
 
 A change the checkpoint cannot follow at all still stops the run with Spark's reason, whatever
 the policy. A run that starts from no checkpoint (a new model, a full refresh) rebuilds every row
@@ -26,11 +28,12 @@ from typing import Any, Mapping, Optional
 
 from python_runners.runtime.errors import ConfigError, StreamingModelError
 
-POLICIES = ("apply_to_new_rows", "fail")
+POLICIES = ("apply_to_new_rows", "fail", "redeploy")
 DEFAULT_POLICY = "apply_to_new_rows"
 FINGERPRINT = "streaming.query_fingerprint"
 SQL = "streaming.query_sql"
 SETTINGS = "streaming.query_settings"
+RECORDED = (FINGERPRINT, SQL, SETTINGS)  # the table properties that record the query
 # The settings that decide which rows the table gets and how; a new trigger or checkpoint path
 # changes when and where, not what.
 SHAPING_SETTINGS = (
@@ -48,19 +51,19 @@ class QueryChangeConfigError(ConfigError):
     pass
 
 
-def policy_from_config(model: str, value: Any) -> str:
+def policy_from_config(model: str, value: Any, materialized: str = "streaming_table") -> str:
     if value in (None, ""):
         return DEFAULT_POLICY
-    if value == "redeploy":
-        raise QueryChangeConfigError(
-            f"Model {model}: on_query_change 'redeploy' (rebuilding the new version beside the "
-            "table and switching readers to it when it has caught up) is not available yet. Use "
-            "'fail' (stop and say what changed) or 'apply_to_new_rows' (the default), and "
-            f"rebuild with `dbt run --full-refresh --select {model}+` when old rows must change too."
-        )
     if value not in POLICIES:
         raise QueryChangeConfigError(
             f"Model {model}: on_query_change is {value!r}; use one of {', '.join(map(repr, POLICIES))}."
+        )
+    if value == "redeploy" and materialized != "streaming_table":
+        raise QueryChangeConfigError(
+            f"Model {model}: on_query_change 'redeploy' is for streaming_table models; a "
+            f"{materialized} keeps rows beside its table (its history, its tombstones) that a "
+            "rebuild beside it would not carry over. Use 'fail' or 'apply_to_new_rows', and "
+            f"rebuild with `dbt run --full-refresh --select {model}+` when old rows must change too."
         )
     return str(value)
 
@@ -121,7 +124,7 @@ class QueryVersion:
 
 def check(model: str, policy: str, query: Optional[QueryVersion], recorded: Mapping[str, str]) -> Optional[str]:
     """Before a run that continues from a checkpoint: None when the query is unchanged; what
-    changed when it applies to new rows; a StreamingModelError under `fail`."""
+    changed when it applies to new rows or is redeployed; a StreamingModelError under `fail`."""
     if query is None:
         return None
     changed = query.changes_since(recorded)
@@ -132,8 +135,9 @@ def check(model: str, policy: str, query: Optional[QueryVersion], recorded: Mapp
             f"Model {model}: its query changed since the table was last written, and "
             f"on_query_change is 'fail':\n{changed}\nNothing was started. To apply the change to "
             f"new rows only (rows already in the table keep the old logic), set "
-            f"on_query_change='apply_to_new_rows' for this run; to rebuild every row with it, run "
-            f"`dbt run --full-refresh --select {model}+`; or undo the change."
+            f"on_query_change='apply_to_new_rows' for this run; to rebuild every row with it while "
+            f"readers keep the old table until the new one has caught up, set "
+            f"on_query_change='redeploy'; or undo the change."
         )
     return changed
 

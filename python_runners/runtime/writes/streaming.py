@@ -13,7 +13,7 @@ from pyspark.sql.streaming import StreamingQuery
 from py4j.protocol import Py4JJavaError
 
 from python_runners.runtime import checkpoint_reset, checkpoints
-from python_runners.runtime import query_changes
+from python_runners.runtime import query_changes, redeploy
 from python_runners.runtime import delta_tables
 from python_runners.runtime import delta_constraints
 from python_runners.runtime.contracts import Contract, with_not_null
@@ -58,6 +58,8 @@ class StreamingWrite:
     contract: Contract | None = None  # contract: {enforced: true}: its NOT NULL and CHECKs on the table
     on_query_change: str = query_changes.DEFAULT_POLICY
     query: query_changes.QueryVersion | None = None  # what the table is written with (recorded on it)
+    streamed_models: Sequence[str] = ()  # tables whose redeploy rebuilds this one (redeploy.py)
+    rollback_window: str = "7 days"
 
     @classmethod
     def of_model(cls, config: ModelConfig, source_view: str, target_table: str) -> "StreamingWrite":
@@ -80,6 +82,8 @@ class StreamingWrite:
             contract=config.contract,
             on_query_change=config.on_query_change,
             query=config.query,
+            streamed_models=config.streamed_models,
+            rollback_window=config.rollback_window,
         )
 
     @property
@@ -108,6 +112,7 @@ class StreamSummary:
     expectations: ExpectationCounts = ExpectationCounts()
     query_changed: str = ""  # what changed in the query since the last run, applied to new rows
     waiting_since_reset: bool = False  # a reset checkpoint whose Delta input has no commit after it yet
+    redeployed: str = ""  # what a redeploy before the run did
 
     def message(self) -> str:
         if self.waiting_since_reset:
@@ -120,7 +125,7 @@ class StreamSummary:
         late = late if self.late_rows else ""
         changed = query_changes.applied_note(self.query_changed) if self.query_changed else ""
         return (f"STREAMED {self.input_rows} rows in, {self.output_rows} written{late}"
-                f"{expectations_said(self.expectations)}, {batches} ({state}){changed}")
+                f"{expectations_said(self.expectations)}, {batches} ({state}){changed}{self.redeployed}")
 
 
 def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSummary:
@@ -134,6 +139,7 @@ def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSum
     started = time.monotonic()
     run = StreamingRun.current()
     progress = run.listen(spark)
+    redeployed = redeploy.redeploy_if_due(spark, write, lambda beside: run_streaming_write(spark, beside))
     before = delta_tables.snapshot(spark, write.target_table)
     changed = None
     if before.exists and checkpoints.has_progress(spark, write.checkpoint):
@@ -164,7 +170,8 @@ def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSum
         user_metadata=query_changes.history_note(changed) if changed else None,
     )
     summary = replace(summarise(write.model, catch_up, written, time.monotonic() - started),
-                      query_changed=changed or "")
+                      query_changed=changed or "",
+                      redeployed=redeployed.said(write.model) if redeployed else "")
     if write.trigger.runs_until_caught_up:
         return summary
     served = start_streaming_write(spark, write, table_exists=True)

@@ -229,6 +229,7 @@ class SparkStreamingAdapter(SparkAdapter):
         for table in companion_tables:
             runtime.drop_table_if_exists(spark, table)
         runtime.delete_checkpoint(spark, checkpoint)
+        runtime.forget_redeploy(spark, target_table, checkpoint, companion_tables)
 
     @available
     @reported_to_dbt
@@ -241,6 +242,15 @@ class SparkStreamingAdapter(SparkAdapter):
         return runtime.reset_model_checkpoint(
             self._spark(), node, graph, run_vars, arguments, target_table, runtime.Lakehouse.from_env()
         )
+
+    @available
+    @reported_to_dbt
+    def rollback_redeploy(
+        self, node: Mapping[str, Any], graph: Mapping[str, Any], run_vars: Mapping[str, Any], target_table: str,
+    ) -> str:
+        """run-operation rollback_redeploy: the model's table and checkpoint as before its last
+        redeploy (runtime/redeploy.py); what was done."""
+        return runtime.roll_back_model(self._spark(), node, graph, run_vars, target_table)
 
     @available
     @reported_to_dbt

@@ -14,19 +14,7 @@
 #}
 {% macro reset_checkpoint(select=none, from_now=none, from_version=none, from_timestamp=none, from_offsets=none) %}
     {%- if execute -%}
-        {%- set models = graph.nodes.values() | selectattr('resource_type', 'equalto', 'model') | list -%}
-        {%- set found = models | selectattr('name', 'equalto', select) | list -%}
-        {%- if not select or not found -%}
-            {%- set streaming = models
-                | selectattr('config.materialized', 'in', ['streaming_table', 'cdc_table'])
-                | map(attribute='name') | sort | join(', ') -%}
-            {{ exceptions.raise_compiler_error(
-                "reset_checkpoint: " ~ ("no model named " ~ select if select else "no model given")
-                ~ " in this project. Give select: <model>, one of its streaming models: "
-                ~ (streaming or 'none') ~ "."
-            ) }}
-        {%- endif -%}
-        {%- set node = found[0] -%}
+        {%- set node = streaming_model_named(select, 'reset_checkpoint') -%}
         {%- set relation = api.Relation.create(schema=node['schema'], identifier=node['alias'], type='table') -%}
         {%- set done = adapter.reset_checkpoint(node, graph, {
             'stream_trigger': var('stream_trigger', none),
@@ -37,4 +25,22 @@
         }, relation.render()) -%}
         {{ print(done) }}
     {%- endif -%}
+{% endmacro %}
+
+
+{#- The model named `select` in dbt's graph, or an error listing the streaming models. -#}
+{% macro streaming_model_named(select, operation) %}
+    {%- set models = graph.nodes.values() | selectattr('resource_type', 'equalto', 'model') | list -%}
+    {%- set found = models | selectattr('name', 'equalto', select) | list -%}
+    {%- if not select or not found -%}
+        {%- set streaming = models
+            | selectattr('config.materialized', 'in', ['streaming_table', 'cdc_table'])
+            | map(attribute='name') | sort | join(', ') -%}
+        {{ exceptions.raise_compiler_error(
+            operation ~ ": " ~ ("no model named " ~ select if select else "no model given")
+            ~ " in this project. Give select: <model>, one of its streaming models: "
+            ~ (streaming or 'none') ~ "."
+        ) }}
+    {%- endif -%}
+    {{ return(found[0]) }}
 {% endmacro %}

@@ -47,10 +47,26 @@ def test_fail_stops_and_apply_to_new_rows_says_what_changed():
     assert check("m", "fail", OLD, OLD.properties()) is None
 
 
-@pytest.mark.parametrize("value, expected", [
-    ("redeploy", "not available yet"), ("apply", "use one of 'apply_to_new_rows', 'fail'"),
+@pytest.mark.parametrize("value, materialized, expected", [
+    ("apply", "streaming_table", "use one of 'apply_to_new_rows', 'fail', 'redeploy'"),
+    ("redeploy", "cdc_table", "'redeploy' is for streaming_table models"),
 ])
-def test_unknown_or_unavailable_policies_are_refused_naming_the_model(value, expected):
+def test_unknown_or_unavailable_policies_are_refused_naming_the_model(value, materialized, expected):
     with pytest.raises(QueryChangeConfigError, match=f"Model m: on_query_change.*{expected}"):
-        policy_from_config("m", value)
+        policy_from_config("m", value, materialized)
     assert policy_from_config("m", None) == "apply_to_new_rows"
+
+
+def test_every_policy_of_a_streaming_table_is_accepted():
+    for policy in ("apply_to_new_rows", "fail", "redeploy"):
+        assert policy_from_config("m", policy, "streaming_table") == policy
+
+
+def test_redeploy_is_not_stopped_like_fail_and_gets_what_changed():
+    new = version("select id from stream(events)")
+    assert "+ select id from stream(events)" in check("m", "redeploy", new, OLD.properties())
+
+
+def test_fail_names_redeploy_as_a_way_forward():
+    with pytest.raises(StreamingModelError, match="set on_query_change='redeploy'; or undo the change"):
+        check("m", "fail", version("select id from stream(events)"), OLD.properties())

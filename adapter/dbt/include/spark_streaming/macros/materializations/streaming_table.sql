@@ -17,7 +17,11 @@
     tblproperties        Delta table properties
     on_schema_change     'fail' (default) or 'append_new_columns' (new columns join the table)
     on_query_change      'apply_to_new_rows' (default: said in the output and the table's
-                         history) or 'fail' (stop, saying what changed): docs/changing-models.md
+                         history), 'fail' (stop, saying what changed) or 'redeploy' (the new
+                         version built beside the table from the start of its inputs, swapped
+                         in once caught up; streaming_table only): docs/changing-models.md
+    rollback_window      how long a redeploy keeps the old version to roll back to, default
+                         '7 days' (python -m python_runners rollback --select <model>)
     expectations         [{name, expression, action: warn|drop|quarantine|fail}, ...]: rules
                          checked on every row as it is written (docs/expectations.md)
     quarantine_table     where quarantined rows go (default <model>__quarantine)

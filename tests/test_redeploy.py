@@ -123,3 +123,35 @@ def test_a_redeploy_swaps_in_the_new_version_rebuilds_its_reader_and_rolls_back(
     assert "redeployed" in node_results(after)["kind_counts"].message
     assert gold_matches_a_recompute_over_silver(spark)
     assert before_swap < spark.sql(f"describe history {SILVER}").first().version
+
+
+def test_a_redeploy_while_serving_swaps_the_served_query_and_leaves_the_others_serving(dbt, spark, tmp_path):
+    source = "redeploy_serve_in.events"
+    project = write_streaming_project(tmp_path / "serving", "redeploy_serving", "redeploy_serve", {
+        "landed": f"select id, kind from stream({source})",
+        "served": silver_model("select id, kind from stream({{ ref('landed') }})"),
+    })
+    spark.sql("create schema if not exists redeploy_serve_in")
+    spark.sql(f"create or replace table {source} (id int, kind string) using delta")
+    spark.sql(f"insert into {source} values (1, 'a'), (2, 'b')")
+    assert dbt("run", project_dir=str(project)).success
+
+    (Path(project) / "models" / "served.sql").write_text(silver_model(
+        "select id, kind, upper(kind) as kind_upper from stream({{ ref('landed') }})"))
+    spark.sql(f"insert into {source} values (3, 'c')")
+    try:
+        serving = dbt("run", "--vars", "{stream_trigger: {processing_time: '1 second'}}",
+                      project_dir=str(project))
+        assert serving.success, failure_messages(serving)
+        assert "redeployed (" in node_results(serving)["served"].message
+        queries = {query.name: query for query in spark.streams.active}
+        assert set(queries) == {"redeploy_serve.landed", "redeploy_serve.served"}
+
+        spark.sql(f"insert into {source} values (4, 'd')")
+        for name in ("redeploy_serve.landed", "redeploy_serve.served"):
+            queries[name].processAllAvailable()
+        rows = sorted(tuple(row) for row in spark.table("redeploy_serve.served").collect())
+        assert rows == [(1, "a", "A"), (2, "b", "B"), (3, "c", "C"), (4, "d", "D")]
+    finally:
+        for query in spark.streams.active:
+            query.stop()

@@ -202,16 +202,23 @@ def _rollback_window(model: str, value: Any) -> str:
 
 
 def _streamed_models(node: Mapping[str, Any], graph: Mapping[str, Any]) -> tuple[str, ...]:
+    """Through ephemeral models too: their SQL is inlined into the model's."""
     nodes = graph.get("nodes") or {}
-    found = []
-    for unique_id in (node.get("depends_on") or {}).get("nodes") or []:
-        upstream = nodes.get(unique_id) or {}
-        if (upstream.get("config") or {}).get("materialized") not in STREAM_MATERIALIZATIONS:
-            continue
-        reads = stream_reads_of(str(node.get("raw_code") or ""), upstream["name"])
-        if any(not follows_changes(read) for read in reads):
-            found.append(f"{upstream['schema']}.{upstream.get('alias') or upstream['name']}")
-    return tuple(found)
+    found, pending, seen = [], [node], set()
+    while pending:
+        reader = pending.pop()
+        for unique_id in (reader.get("depends_on") or {}).get("nodes") or []:
+            upstream = nodes.get(unique_id) or {}
+            materialized = (upstream.get("config") or {}).get("materialized")
+            if materialized == "ephemeral" and unique_id not in seen:
+                seen.add(unique_id)
+                pending.append(upstream)
+            if materialized not in STREAM_MATERIALIZATIONS:
+                continue
+            reads = stream_reads_of(str(reader.get("raw_code") or ""), upstream["name"])
+            if any(not follows_changes(read) for read in reads):
+                found.append(f"{upstream['schema']}.{upstream.get('alias') or upstream['name']}")
+    return tuple(dict.fromkeys(found))
 
 
 # stream({{ ref('m') }}) with no options after it: a read of the table's appends only.

@@ -81,7 +81,8 @@ class Redeployed:
     swap_version: int
 
     def said(self, model: str) -> str:
-        first = self.reason.strip().splitlines()[0].strip()
+        lines = [line.strip() for line in self.reason.strip().splitlines()]
+        first = next((line for line in lines if not line.endswith(":")), lines[0])
         return (f"; redeployed ({first}): rebuilt from the start of its inputs beside the table, "
                 f"{self.rows} rows, swapped in at version {self.swap_version}; roll back with "
                 f"`python -m python_runners rollback --select {model}`")
@@ -160,12 +161,21 @@ def redeploy_if_due(spark: SparkSession, write: "StreamingWrite", build: Build) 
 def _reason(spark: SparkSession, write: "StreamingWrite") -> Optional[str]:
     if not checkpoints.has_progress(spark, write.checkpoint):
         return None  # a new model or a full refresh: built from the start anyway
+    table = delta_tables.snapshot(spark, write.target_table)
     replaced = upstream_replaced(spark, write.checkpoint, write.streamed_models)
     if replaced is not None:
+        if write.changes is not None:
+            raise StreamingModelError(
+                f"Model {write.model}: {replaced}, and this cdc_table cannot go on over that "
+                f"commit nor be redeployed (its history and tombstones are kept beside it). "
+                f"Rebuild it: `dbt run --full-refresh --select {write.model}+`; or read the "
+                f"upstream with stream_changes(ref(...)), which reads a swap as deletes and inserts."
+            )
+        if write.on_query_change == "fail" and table.exists:
+            query_changes.check(write.model, "fail", write.query, table.properties)  # stops if changed
         return replaced
     if write.on_query_change != "redeploy" or write.query is None:
         return None
-    table = delta_tables.snapshot(spark, write.target_table)
     return write.query.changes_since(table.properties) if table.exists else None
 
 
@@ -302,9 +312,13 @@ def delta_positions(spark: SparkSession, checkpoint: str) -> dict[str, tuple[int
     batches = [int(name) for name in hadoop_fs.list_names(spark, offsets) if name.isdigit()]
     if not batches:
         return {}
-    lines = hadoop_fs.read_text(spark, f"{offsets}/{max(batches)}").splitlines()[2:]
+    return positions_in_offsets(hadoop_fs.read_text(spark, f"{offsets}/{max(batches)}"))
+
+
+def positions_in_offsets(text: str) -> dict[str, tuple[int, bool]]:
+    """An offsets file's Delta source positions (after its version line and batch metadata)."""
     positions = {}
-    for line in lines:
+    for line in text.splitlines()[2:]:
         offset = json.loads(line) if line.strip().startswith("{") else None
         if isinstance(offset, dict) and "reservoirId" in offset:
             positions[offset["reservoirId"]] = (int(offset["reservoirVersion"]), bool(offset.get("isStartingVersion")))
@@ -337,13 +351,15 @@ def roll_back(spark: SparkSession, write: "StreamingWrite") -> str:
     if delta_tables.snapshot(spark, table).properties.get(ROLLED_BACK) != state.id:
         _restore(spark, write.model, table, state.table_version)
         restored = delta_tables.snapshot(spark, table)
-        streaming_catalog.record(spark, table, {
-            REPLACED_AT: str(restored.version), ROLLED_BACK: state.id,
-            delta_tables.GENERATION: str(int(restored.properties.get(delta_tables.GENERATION, 0)) + 1),
-        }, current=restored.properties)
+        # The restored generation stays: the rows restored hold its backfills, and Delta's
+        # transaction ids (not rewound) keep them from being appended again.
+        streaming_catalog.record(spark, table, {REPLACED_AT: str(restored.version), ROLLED_BACK: state.id},
+                                 current=restored.properties)
     quarantine = write.quarantine_table
     if quarantine is not None and state.quarantine_version >= 0:
         _restore(spark, write.model, quarantine, state.quarantine_version)
+    elif quarantine is not None:
+        delta_tables.drop_if_exists(spark, quarantine)  # the redeploy brought it
     if hadoop_fs.exists(spark, previous):
         hadoop_fs.delete(spark, write.checkpoint)
         hadoop_fs.rename(spark, previous, write.checkpoint)

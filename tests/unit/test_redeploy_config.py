@@ -104,6 +104,13 @@ def test_a_stream_of_a_model_that_is_not_streamed_itself_is_not_listed():
     assert read(gold, dim).streamed_models == ()
 
 
+def test_a_stream_read_inside_an_ephemeral_model_is_listed_for_its_readers():
+    readable = node("readable", "select * from stream({{ ref('silver') }})", reads=("silver",),
+                    materialized="ephemeral")
+    gold = node("gold", "select * from {{ ref('readable') }}", reads=("readable",))
+    assert read(gold, SILVER, readable).streamed_models == ("silver.silver",)
+
+
 def test_the_upstream_is_named_by_its_alias():
     aliased = {**SILVER, "alias": "silver_v2"}
     gold = node("gold", "select * from stream({{ ref('silver') }})", reads=("silver",))

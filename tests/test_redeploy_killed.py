@@ -1,0 +1,127 @@
+"""A redeploy SIGKILLed at three moments, each run picking up where the last one was killed: while
+the new version is built, between the build and the swap, and right after the swap's commit.
+Readers see the old version, complete, until the swap; the run after the kills ends where an
+unkilled redeploy ends: every landed row once, the new column on all of them, gold equal to a
+recompute over the new silver."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from python_runners.runtime.lakehouse import Lakehouse
+from python_runners.testing import delta_log
+from python_runners.testing.landing import land_json_lines
+from python_runners.testing.pipeline_process import PipelineProcess
+from python_runners.testing.separate_lakehouse import separate_lakehouse_env
+from streaming_projects import write_streaming_project
+
+SCHEMA = "redeploy_killed"
+KILL_TIMEOUT = 600
+SOURCES = """
+version: 2
+sources:
+  - name: landing
+    tables:
+      - name: events
+        meta:
+          stream:
+            format: json
+            path: redeploy_events
+            create_path: true
+            max_files_per_trigger: 1
+            schema: id bigint, kind string
+"""
+OLD_SILVER = "select id, kind from {{ source('landing', 'events') }}"
+NEW_SILVER = "select id, kind, upper(kind) as kind_upper from {{ source('landing', 'events') }}"
+GOLD = ("{{ config(output_mode='complete') }}\n"
+        "select kind, count(*) as readings from stream({{ ref('readings') }}) group by kind")
+
+
+def silver(sql: str) -> str:
+    return f"{{{{ config(on_query_change='redeploy') }}}}\n{sql}"
+
+
+def file_rows(number: int) -> list[dict]:
+    return [{"id": number * 10 + index, "kind": "abc"[(number + index) % 3]} for index in range(3)]
+
+
+def kill_when_file_says(run: PipelineProcess, path: Path, text: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not (path.exists() and text in path.read_text(encoding="utf-8")):
+        if run.has_exited():
+            raise RuntimeError(f"the run ended before it could be killed:\n{run.log_tail()}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{path} never said {text!r} within {timeout} s:\n{run.log_tail()}")
+        time.sleep(0.001)
+    run.kill_tree()
+
+
+@pytest.mark.slow
+def test_a_redeploy_killed_three_times_ends_as_one_never_killed(spark, tmp_path):
+    project = write_streaming_project(tmp_path / "project", "redeploy_killed", SCHEMA,
+                                      {"readings": silver(OLD_SILVER), "kind_counts": GOLD}, SOURCES)
+    env = separate_lakehouse_env(tmp_path / "lakehouse")
+    lakehouse = Lakehouse.from_env(env)
+    folder = Path(lakehouse.landing_path("redeploy_events"))
+    tables = Path(lakehouse.warehouse) / f"{SCHEMA}.db"
+    state = Path(lakehouse.checkpoint_path(f"{SCHEMA}/readings") + "__redeploy.json")
+    landed: list[dict] = []
+
+    def land(number: int) -> None:
+        rows = file_rows(number)
+        land_json_lines(folder, f"events-{number}.json", rows, modified=1_800_000_000 + number)
+        landed.extend(rows)
+
+    def dbt_run(name: str) -> PipelineProcess:
+        return PipelineProcess(["run"], env, tmp_path / f"{name}.log", project_dir=project)
+
+    def read(table: str):
+        frame = spark.read.format("delta").load(str(tables / table))
+        return tuple(frame.columns), sorted(tuple(row) for row in frame.collect())
+
+    for number in range(3):
+        land(number)
+    first = dbt_run("first")
+    assert first.wait(KILL_TIMEOUT) == 0, first.log_tail()
+    old = read("readings")
+    assert old[0] == ("id", "kind") and len(old[1]) == 9
+
+    (project / "models" / "readings.sql").write_text(silver(NEW_SILVER) + "\n")
+
+    # 1. While the new version is built: killed on its first batch's commit.
+    land(3)
+    building = dbt_run("killed-building")
+    building.kill_on_delta_commit(tables / "readings__next", 0, KILL_TIMEOUT)
+    assert json.loads(state.read_text())["step"] == "building"
+    assert read("readings") == old  # readers see the old version, complete
+
+    # 2. Built, not yet swapped: killed the moment the swap is recorded as next.
+    land(4)
+    swapping = dbt_run("killed-swapping")
+    kill_when_file_says(swapping, state, '"step": "swapping"', KILL_TIMEOUT)
+    columns, rows = read("readings")
+    assert (columns, rows) == old or (columns == ("id", "kind", "kind_upper") and len(rows) == 15)
+
+    # 3. Right after a commit to the table: the swap's, if the last kill came before it.
+    land(5)
+    swapped = dbt_run("killed-swapped")
+    swapped.kill_on_delta_commit(tables / "readings", delta_log.latest_version(tables / "readings"), KILL_TIMEOUT)
+
+    land(6)
+    last = dbt_run("after-the-kills")
+    assert last.wait(KILL_TIMEOUT) == 0, last.log_tail()
+
+    columns, rows = read("readings")
+    assert columns == ("id", "kind", "kind_upper")
+    ids = [row[0] for row in rows]
+    assert sorted(ids) == sorted(row["id"] for row in landed) and max(Counter(ids).values()) == 1
+    assert all(kind_upper == kind.upper() for _, kind, kind_upper in rows)
+    recomputed = sorted(Counter(kind for _, kind, _ in rows).items())
+    assert sorted(read("kind_counts")[1]) == recomputed
+    assert not (tables / "readings__next").exists() and not (tables / "kind_counts__next").exists()
+    assert json.loads(state.read_text())["step"] == "done"

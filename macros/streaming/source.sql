@@ -16,7 +16,11 @@
 {% macro source(source_name, table_name) %}
     {%- set relation = builtins.source(source_name, table_name) -%}
     {%- do check_streaming_model() -%}
-    {%- if execute -%}
+    {%- if execute and model is mapping and model.get('resource_type') == 'unit_test' -%}
+        {#- a unit test: the input is its given rows (dbt's fixture), read as a batch or, in a
+            micro-batch scenario, as a stream of them (runtime/model_tests.py) -#}
+        {{ return(relation) }}
+    {%- elif execute -%}
         {%- set stream_meta = adapter.stream_source_meta(graph, source_name, table_name) -%}
         {%- set materialized = model.get('config', {}).get('materialized') if model is mapping else none -%}
         {%- if stream_meta and materialized == 'copy_into' -%}

@@ -57,6 +57,9 @@ _FACE = {
     # blue/green redeploy: what a full refresh clears, and the rollback
     "forget_redeploy": ("redeploy", "forget"),
     "roll_back_model": ("redeploy", "roll_back_model"),
+    # dbt unit tests of streaming models: one batch, or a micro-batch scenario
+    "unit_test_input_columns": ("model_tests", "input_columns"),
+    "unit_test_actual_rows": ("model_tests", "actual_rows"),
     # what dbt docs shows of a streaming table
     "catalog_stats": "catalog",
     "table_properties": "catalog",

@@ -245,6 +245,29 @@ class SparkStreamingAdapter(SparkAdapter):
 
     @available
     @reported_to_dbt
+    def unit_test_input_columns(self, relation: str, source_name: Optional[str], name: str, batched: bool) -> dict:
+        """A unit test input's column types: its table's, or a streaming source's declared schema;
+        `_batch` when its rows say in which micro-batch they arrive (get_fixture_sql override,
+        which dbt renders without the graph: the source's meta comes from the manifest)."""
+        stream_meta = None
+        manifest = self.get_macro_resolver()
+        for source in getattr(manifest, "sources", {}).values() if source_name else ():
+            if source.source_name == source_name and source.name == name:
+                stream_meta = (source.meta or {}).get("stream")
+        return runtime.unit_test_input_columns(self._spark(), relation, name, stream_meta, batched)
+
+    @available
+    @reported_to_dbt
+    def unit_test_actual_rows(
+        self, test: Mapping[str, Any], graph: Mapping[str, Any], sql: str, expected_rows: Any,
+    ) -> dict:
+        """What a unit test compares: the model's SQL over its given rows in one batch, or a
+        micro-batch scenario's table after each batch; a temp view and its columns."""
+        self.connections.register_source_views(sql)
+        return runtime.unit_test_actual_rows(self._spark(), test, graph, sql, list(expected_rows or []))
+
+    @available
+    @reported_to_dbt
     def rollback_redeploy(
         self, node: Mapping[str, Any], graph: Mapping[str, Any], run_vars: Mapping[str, Any], target_table: str,
     ) -> str:

@@ -29,6 +29,7 @@ from python_runners.runtime.stream_reads import STREAM_READ
 BATCH = "_batch"
 STREAM_MATERIALIZATIONS = ("streaming_table", "cdc_table")
 _FIXTURE = re.compile(r"\b(__dbt__cte__\w+)\s+as\s*\(", re.I)
+_BATCH_COLUMN = re.compile(r"\bas\s+`?_batch`?(?=\W|$)", re.I)
 
 
 class ScenarioConfigError(ConfigError):
@@ -74,7 +75,7 @@ def actual_rows(
     and its columns' types and quoted names, as dbt's unit test macros take them."""
     tested = (graph.get("nodes") or {}).get(test.get("tested_node_unique_id") or "") or {}
     view = f"unit_test__{test['name']}__actual"
-    if _batched(test, expected_rows):
+    if _batched(test, sql, expected_rows):
         frame = run_scenario(spark, test, tested, graph, sql, expected_rows or [])
     else:
         frame = spark.sql(_read_as_batch(sql))
@@ -86,22 +87,18 @@ def actual_rows(
     }
 
 
-def _batched(test: Mapping[str, Any], expected_rows: Optional[list]) -> bool:
-    given = [row for item in test.get("given") or [] for row in _rows(item)]
-    batched_given = any(BATCH in row for row in given)
-    batched_expected = any(BATCH in row for row in expected_rows or [])
-    if batched_given and not batched_expected:
+def _batched(test: Mapping[str, Any], sql: str, expected_rows: Optional[list]) -> bool:
+    if any(BATCH in row for row in expected_rows or []):
+        return True
+    given = [_input_name(name) for name, body in fixtures_of(sql)[0].items() if _BATCH_COLUMN.search(body)]
+    if given:
         raise ScenarioConfigError(
-            f"Unit test {test['name']}: its given rows say in which batch they arrive (_batch), "
-            f"but its expected rows do not say after which batch the table holds them. Give "
-            f"each expected row a _batch too."
+            f"Unit test {test['name']}: the given rows of {', '.join(given)} say in which batch "
+            f"they arrive (_batch), but its expected rows do not say after which batch the table "
+            f"holds them. Give each expected row a _batch too (a micro-batch scenario), or remove "
+            f"_batch from the given rows (one batch)."
         )
-    return batched_expected
-
-
-def _rows(given: Mapping[str, Any]) -> list:
-    rows = given.get("rows")
-    return [row for row in rows if isinstance(row, Mapping)] if isinstance(rows, list) else []
+    return False
 
 
 def _read_as_batch(sql: str) -> str:
@@ -164,7 +161,7 @@ def run_scenario(
     config = read_model_config(tested, graph)
     fixtures, query = fixtures_of(sql)
     streamed = _streamed_fixtures(query, fixtures, tested, graph)
-    feeds, batches = {}, {int(row[BATCH]) for row in expected_rows}
+    feeds, batches, watermarked = {}, {int(row[BATCH]) for row in expected_rows}, set()
     for fixture, body in fixtures.items():
         rows = spark.sql(body)
         view = f"{name}__{fixture.removeprefix('__dbt__cte__')}"
@@ -179,12 +176,19 @@ def run_scenario(
             for watermark in config.watermarks:
                 if watermark.column in frame.columns:
                     frame = Watermark.apply(watermark, frame)
+                    watermarked.add(watermark.column)
             feeds[fixture] = (feed, rows.collect())
             batches |= {int(row[BATCH]) for row in feeds[fixture][1] if row[BATCH] is not None}
         else:
             frame = rows.drop(BATCH) if BATCH in rows.columns else rows
         frame.createOrReplaceTempView(view)
         query = re.sub(rf"\bstream\s*\(\s*{fixture}\s*\)(\s*with\s*\([^()]*\))?|\b{fixture}\b", view, query)
+    unused = [watermark.column for watermark in config.watermarks if watermark.column not in watermarked]
+    if unused:
+        raise ScenarioConfigError(
+            f"Unit test {name}: {config.model}'s watermark column {', '.join(map(repr, unused))} is "
+            f"not a column of any input it streams from ({', '.join(map(_input_name, feeds)) or 'none'})."
+        )
     frame = spark.sql(query)
     if config.dedupe is not None:
         frame = config.dedupe.apply(frame)
@@ -214,7 +218,7 @@ def _streamed_fixtures(query: str, fixtures: Mapping[str, str], tested: Mapping[
     for unique_id in (tested.get("depends_on") or {}).get("nodes") or []:
         source = sources.get(unique_id)
         if source and ((source.get("meta") or {}).get("stream")):
-            streamed |= {fixture for fixture in fixtures if fixture == f"__dbt__cte__{source['name']}"}
+            streamed |= {fixture for fixture in fixtures if fixture == f"__dbt__cte__{source['source_name']}__{source['name']}"}
     return streamed
 
 

@@ -264,7 +264,17 @@ class SparkStreamingAdapter(SparkAdapter):
         """What a unit test compares: the model's SQL over its given rows in one batch, or a
         micro-batch scenario's table after each batch; a temp view and its columns."""
         self.connections.register_source_views(sql)
+        if not (graph or {}).get("nodes"):  # dbt gives a unit test no graph
+            graph = self._flat_graph()
         return runtime.unit_test_actual_rows(self._spark(), test, graph, sql, list(expected_rows or []))
+
+    def _flat_graph(self) -> Mapping[str, Any]:
+        manifest = self.get_macro_resolver()
+        if manifest is None or not hasattr(manifest, "build_flat_graph"):
+            return {}
+        if not getattr(manifest, "flat_graph", None):
+            manifest.build_flat_graph()
+        return manifest.flat_graph
 
     @available
     @reported_to_dbt

@@ -60,6 +60,7 @@ _FACE = {
     # dbt unit tests of streaming models: one batch, or a micro-batch scenario
     "unit_test_input_columns": ("model_tests", "input_columns"),
     "unit_test_actual_rows": ("model_tests", "actual_rows"),
+    "drop_unit_test_views": ("model_tests", "drop_views"),
     # what dbt docs shows of a streaming table
     "catalog_stats": "catalog",
     "table_properties": "catalog",

@@ -77,6 +77,7 @@ def actual_rows(
     view = f"unit_test__{test['name']}__actual"
     if _batched(test, sql, expected_rows):
         frame = run_scenario(spark, test, tested, graph, sql, expected_rows or [])
+        frame = frame.localCheckpoint()  # its input views can go before dbt reads it
     else:
         frame = spark.sql(_read_as_batch(sql))
     frame.createOrReplaceTempView(view)
@@ -85,6 +86,13 @@ def actual_rows(
         "columns": {field.name.lower(): field.dataType.simpleString() for field in frame.schema},
         "quoted": {field.name.lower(): f"`{field.name}`" for field in frame.schema},
     }
+
+
+def drop_views(spark: SparkSession, test_name: str) -> None:
+    """The temp views a unit test made: its actual rows and a scenario's inputs."""
+    for table in spark.catalog.listTables():
+        if table.isTemporary and (table.name.startswith(f"{test_name}__") or table.name == f"unit_test__{test_name}__actual"):
+            spark.catalog.dropTempView(table.name)
 
 
 def _batched(test: Mapping[str, Any], sql: str, expected_rows: Optional[list]) -> bool:

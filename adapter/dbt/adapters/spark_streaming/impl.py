@@ -268,6 +268,11 @@ class SparkStreamingAdapter(SparkAdapter):
             graph = self._flat_graph()
         return runtime.unit_test_actual_rows(self._spark(), test, graph, sql, list(expected_rows or []))
 
+    @available
+    def drop_unit_test_views(self, test_name: str) -> str:
+        runtime.drop_unit_test_views(self._spark(), test_name)
+        return ""
+
     def _flat_graph(self) -> Mapping[str, Any]:
         manifest = self.get_macro_resolver()
         if manifest is None or not hasattr(manifest, "build_flat_graph"):

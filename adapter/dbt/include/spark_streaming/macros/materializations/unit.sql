@@ -20,5 +20,6 @@
     {%- call statement('main', fetch_result=True) -%}
         {{ get_unit_test_sql('select * from ' ~ actual['view'], expected_sql, compared_quoted) }}
     {%- endcall -%}
+    {%- do adapter.drop_unit_test_views(model['name']) -%}
     {{ return({'relations': []}) }}
 {%- endmaterialization -%}

@@ -17,17 +17,17 @@ run it:
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql.types import IntegerType, StructField, StructType, _parse_datatype_string
 
 from python_runners.runtime.errors import ConfigError, StreamingModelError
 from python_runners.runtime.event_time import Watermark
+from python_runners.runtime.progress.recorder import UNIT_TEST_QUERY_PREFIX
 from python_runners.runtime.stream_reads import STREAM_READ
 
 BATCH = "_batch"
-STREAM_MATERIALIZATIONS = ("streaming_table", "cdc_table")
 _FIXTURE = re.compile(r"\b(__dbt__cte__\w+)\s+as\s*\(", re.I)
 _BATCH_COLUMN = re.compile(r"\bas\s+`?_batch`?(?=\W|$)", re.I)
 
@@ -68,19 +68,25 @@ def _declared_schema(relation: str, name: str, stream_meta: Optional[Mapping[str
 
 def actual_rows(
     spark: SparkSession, test: Mapping[str, Any], graph: Mapping[str, Any], sql: str,
-    expected_rows: Optional[list] = None,
+    expected_rows: Optional[list] = None, given: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The rows a unit test compares with its expected rows, as a temp view: the model's SQL run
     as one batch, or a scenario's table after each batch (with `_batch`). Returns the view's name
-    and its columns' types and quoted names, as dbt's unit test macros take them."""
+    and its columns' types and quoted names, as dbt's unit test macros take them. `given`: the
+    test's inputs as written (`ref('x')`), which dbt leaves out of the SQL when the model does not
+    read them."""
     tested = (graph.get("nodes") or {}).get(test.get("tested_node_unique_id") or "") or {}
     view = f"unit_test__{test['name']}__actual"
-    if _batched(test, sql, expected_rows):
-        frame = run_scenario(spark, test, tested, graph, sql, expected_rows or [])
-        frame = frame.localCheckpoint()  # its input views can go before dbt reads it
-    else:
-        frame = spark.sql(_read_as_batch(sql))
-    frame.createOrReplaceTempView(view)
+    _refuse_inputs_not_read(test["name"], tested, given)
+    try:
+        if _batched(test, sql, expected_rows):
+            frame = run_scenario(spark, test, tested, graph, sql, expected_rows or [])
+        else:
+            frame = spark.sql(_read_as_batch(sql))
+        frame.createOrReplaceTempView(view)
+    except Exception:
+        drop_views(spark, test["name"])
+        raise
     return {
         "view": view,
         "columns": {field.name.lower(): field.dataType.simpleString() for field in frame.schema},
@@ -91,8 +97,33 @@ def actual_rows(
 def drop_views(spark: SparkSession, test_name: str) -> None:
     """The temp views a unit test made: its actual rows and a scenario's inputs."""
     for table in spark.catalog.listTables():
-        if table.isTemporary and (table.name.startswith(f"{test_name}__") or table.name == f"unit_test__{test_name}__actual"):
+        if table.isTemporary and (table.name == f"unit_test__{test_name}__actual"
+                                  or table.name.startswith(_input_view(test_name, ""))):
             spark.catalog.dropTempView(table.name)
+
+
+def _input_view(test_name: str, fixture: str) -> str:
+    return f"unit_test__{test_name}__input__{_input_name(fixture)}"
+
+
+_GIVEN_REF = re.compile(r"""^\s*ref\(\s*['"]([^'"]+)['"]""")
+_GIVEN_SOURCE = re.compile(r"""^\s*source\(\s*['"]([^'"]+)['"]\s*,\s*['"]([^'"]+)['"]""")
+
+
+def _refuse_inputs_not_read(test_name: str, tested: Mapping[str, Any], given: Sequence[str]) -> None:
+    refs = {ref.get("name") if isinstance(ref, Mapping) else ref[-1] for ref in tested.get("refs") or []}
+    sources = {tuple(source) for source in tested.get("sources") or []}
+    unread = []
+    for text in given:
+        ref, source = _GIVEN_REF.match(text), _GIVEN_SOURCE.match(text)
+        if (ref and ref.group(1) not in refs) or (source and source.groups() not in sources):
+            unread.append(text.strip())
+    if unread:
+        raise ScenarioConfigError(
+            f"Unit test {test_name}: {tested.get('name')} does not read {', '.join(unread)}, given "
+            f"as an input. Give rows for the inputs its SQL reads (the ref() and source() in it), "
+            f"or remove that input."
+        )
 
 
 def _batched(test: Mapping[str, Any], sql: str, expected_rows: Optional[list]) -> bool:
@@ -161,18 +192,19 @@ def run_scenario(
     from python_runners.runtime.writes.expectation_checks import checked, kept_rows, model_columns
 
     name = test["name"]
-    if (tested.get("config") or {}).get("materialized") not in STREAM_MATERIALIZATIONS:
+    if (tested.get("config") or {}).get("materialized") != "streaming_table":
         raise ScenarioConfigError(
             f"Unit test {name}: rows with _batch (a micro-batch scenario) are for streaming_table "
-            f"models; {tested.get('name')} is not one. Remove _batch to test it as one batch."
+            f"models; {tested.get('name')} is a {(tested.get('config') or {}).get('materialized')}. "
+            f"Remove _batch to test its SQL as one batch."
         )
     config = read_model_config(tested, graph)
     fixtures, query = fixtures_of(sql)
     streamed = _streamed_fixtures(query, fixtures, tested, graph)
-    feeds, batches, watermarked = {}, {int(row[BATCH]) for row in expected_rows}, set()
+    feeds, batches, watermarked = {}, _batches_of(name, "its expected rows", expected_rows), set()
     for fixture, body in fixtures.items():
         rows = spark.sql(body)
-        view = f"{name}__{fixture.removeprefix('__dbt__cte__')}"
+        view = _input_view(name, fixture)
         if fixture in streamed:
             if BATCH not in rows.columns:
                 raise ScenarioConfigError(
@@ -186,9 +218,14 @@ def run_scenario(
                     frame = Watermark.apply(watermark, frame)
                     watermarked.add(watermark.column)
             feeds[fixture] = (feed, rows.collect())
-            batches |= {int(row[BATCH]) for row in feeds[fixture][1] if row[BATCH] is not None}
+            batches |= _batches_of(name, f"the given rows of {_input_name(fixture)}", feeds[fixture][1])
+        elif BATCH in rows.columns:
+            raise ScenarioConfigError(
+                f"Unit test {name}: {config.model} reads {_input_name(fixture)} as a batch, not as "
+                f"a stream, so all of its rows are there from the first batch; remove _batch from them."
+            )
         else:
-            frame = rows.drop(BATCH) if BATCH in rows.columns else rows
+            frame = rows
         frame.createOrReplaceTempView(view)
         query = re.sub(rf"\bstream\s*\(\s*{fixture}\s*\)(\s*with\s*\([^()]*\))?|\b{fixture}\b", view, query)
     unused = [watermark.column for watermark in config.watermarks if watermark.column not in watermarked]
@@ -201,8 +238,8 @@ def run_scenario(
     if config.dedupe is not None:
         frame = config.dedupe.apply(frame)
     frame = checked(frame, config.expectations)
-    table = _ScenarioTable(config.output_mode if config.changes is None else "append", config.unique_key)
-    stream = frame.writeStream.queryName(f"unit_test__{name}").outputMode(table.output_mode).foreachBatch(
+    table = _ScenarioTable(config.output_mode, config.unique_key)
+    stream = frame.writeStream.queryName(f"{UNIT_TEST_QUERY_PREFIX}{name}").outputMode(table.output_mode).foreachBatch(
         lambda batch, _: table.write(model_columns(kept_rows(batch)).collect())
     ).start()
     snapshots: list[Row] = []
@@ -218,6 +255,16 @@ def run_scenario(
         stream.stop()
     columns = model_columns(frame).schema
     return spark.createDataFrame(snapshots, StructType([*columns.fields, StructField(BATCH, IntegerType())]))
+
+
+def _batches_of(test_name: str, what: str, rows) -> set[int]:
+    numbers = [row[BATCH] if BATCH in (row.asDict() if isinstance(row, Row) else row) else None for row in rows]
+    if any(not isinstance(number, int) or number < 1 for number in numbers):
+        raise ScenarioConfigError(
+            f"Unit test {test_name}: in a micro-batch scenario each of {what} needs _batch, the "
+            f"number (1, 2, ...) of the batch it arrives in or after which the table holds it."
+        )
+    return set(numbers)
 
 
 def _streamed_fixtures(query: str, fixtures: Mapping[str, str], tested: Mapping[str, Any], graph: Mapping[str, Any]) -> set[str]:

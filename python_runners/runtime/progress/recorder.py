@@ -27,6 +27,9 @@ from python_runners.runtime.progress.batch import BatchProgress, last_batch
 from python_runners.runtime.own_time import OwnTime
 
 BatchCallback = Callable[[BatchProgress], None]
+# A unit test's micro-batch scenario runs a query of its own (runtime/model_tests.py): a test, not
+# the pipeline's progress, so neither shown nor kept.
+UNIT_TEST_QUERY_PREFIX = "unit_test__"
 
 
 class ProgressRecorder(StreamingQueryListener):
@@ -60,7 +63,7 @@ class ProgressRecorder(StreamingQueryListener):
         """One progress report (StreamingQueryProgress as JSON, a dict of it or a BatchProgress);
         triggers without a batch are skipped."""
         batch = BatchProgress.from_progress(progress)
-        if not batch.ran_a_batch:
+        if not batch.ran_a_batch or (batch.query_name or "").startswith(UNIT_TEST_QUERY_PREFIX):
             return
         with self._lock:
             self._pending.append(progress_table.progress_row(batch))

@@ -266,7 +266,11 @@ class SparkStreamingAdapter(SparkAdapter):
         self.connections.register_source_views(sql)
         if not (graph or {}).get("nodes"):  # dbt gives a unit test no graph
             graph = self._flat_graph()
-        return runtime.unit_test_actual_rows(self._spark(), test, graph, sql, list(expected_rows or []))
+        manifest_test = getattr(self.get_macro_resolver(), "unit_tests", {}).get(test.get("unique_id"))
+        given = [fixture.input for fixture in getattr(manifest_test, "given", None) or []]
+        return runtime.unit_test_actual_rows(
+            self._spark(), test, graph, sql, list(expected_rows or []), given
+        )
 
     @available
     def drop_unit_test_views(self, test_name: str) -> str:

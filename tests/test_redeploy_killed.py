@@ -7,7 +7,6 @@ recompute over the new silver."""
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -51,13 +50,8 @@ def file_rows(number: int) -> list[dict]:
 
 
 def kill_when_file_says(run: PipelineProcess, path: Path, text: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not (path.exists() and text in path.read_text(encoding="utf-8")):
-        if run.has_exited():
-            raise RuntimeError(f"the run ended before it could be killed:\n{run.log_tail()}")
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{path} never said {text!r} within {timeout} s:\n{run.log_tail()}")
-        time.sleep(0.001)
+    run.wait_for(f"{path} saying {text!r}", lambda: path.exists() and text in path.read_text(encoding="utf-8"),
+                 timeout, interval=0.001)
     run.kill_tree()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
@@ -49,3 +50,15 @@ def describe_failure(result: dbtRunnerResult, fallback: str = "see the log above
             continue
         messages.append(f"{node.name}: {r.message}" if node is not None else str(r.message))
     return "; ".join(messages) or fallback
+
+
+def run_operation_command(command: Sequence[str], project_dir: str | None) -> int:
+    """A `python -m python_runners` command that is a dbt run-operation: its exit status, its
+    failure said on stderr (an error inside the operation dbt has printed already)."""
+    result = invoke_dbt(list(command), project_dir)
+    if result.success:
+        return 0
+    failure = describe_failure(result, fallback="")
+    if failure:
+        print(failure, file=sys.stderr)
+    return 1

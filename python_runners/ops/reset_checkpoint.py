@@ -67,12 +67,6 @@ def main(argv: Sequence[str]) -> int:
     except CheckpointResetError as error:
         print(error, file=sys.stderr)
         return 2
-    from python_runners.ops.dbt_invocation import describe_failure, invoke_dbt
+    from python_runners.ops.dbt_invocation import run_operation_command
 
-    result = invoke_dbt(command, project_dir)
-    if not result.success:
-        failure = describe_failure(result, fallback="")
-        if failure:  # else dbt has printed it (an error in the operation)
-            print(failure, file=sys.stderr)
-        return 1
-    return 0
+    return run_operation_command(command, project_dir)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Sequence
 
 
@@ -38,12 +37,6 @@ def dbt_args(argv: Sequence[str]) -> tuple[list[str], str | None]:
 
 def main(argv: Sequence[str]) -> int:
     command, project_dir = dbt_args(argv)
-    from python_runners.ops.dbt_invocation import describe_failure, invoke_dbt
+    from python_runners.ops.dbt_invocation import run_operation_command
 
-    result = invoke_dbt(command, project_dir)
-    if not result.success:
-        failure = describe_failure(result, fallback="")
-        if failure:
-            print(failure, file=sys.stderr)
-        return 1
-    return 0
+    return run_operation_command(command, project_dir)

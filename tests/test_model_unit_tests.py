@@ -43,13 +43,13 @@ MODELS = {
         "select kind, count(*) as n from stream({{ ref('events_once') }}) group by kind"
     ),
 }
-# Batch 2's 10:30 row moves the watermark to 10:20: the 10:00 window is emitted, and the 10:02 row
-# of batch 3 is late.
+# Batch 1's 10:30 row moves the watermark to 10:20: the 10:00 window is emitted after batch 1 (not
+# the 10:30 one), and the 10:02 row of batch 2 is late.
 WINDOWED_ROWS = """
           - {_batch: 1, id: 1, kind: a, ts: '2026-01-01 10:00:00'}
           - {_batch: 1, id: 2, kind: a, ts: '2026-01-01 10:01:00'}
-          - {_batch: 2, id: 3, kind: a, ts: '2026-01-01 10:30:00'}
-          - {_batch: 3, id: 4, kind: a, ts: '2026-01-01 10:02:00'}"""
+          - {_batch: 1, id: 3, kind: a, ts: '2026-01-01 10:30:00'}
+          - {_batch: 2, id: 4, kind: a, ts: '2026-01-01 10:02:00'}"""
 UNIT_TESTS = f"""
 unit_tests:
   - name: events_once_from_the_source
@@ -96,28 +96,28 @@ unit_tests:
         rows:{WINDOWED_ROWS}
     expect:
       rows:
+        - {{_batch: 1, window_start: '2026-01-01 10:00:00', kind: a, n: 2}}
         - {{_batch: 2, window_start: '2026-01-01 10:00:00', kind: a, n: 2}}
-        - {{_batch: 3, window_start: '2026-01-01 10:00:00', kind: a, n: 2}}
 
   - name: late_row_kept_in_one_batch
     model: kind_windows
     given:
       - input: ref('events_once')
-        rows:{WINDOWED_ROWS.replace("_batch: 1, ", "").replace("_batch: 2, ", "").replace("_batch: 3, ", "")}
+        rows:{WINDOWED_ROWS.replace("_batch: 1, ", "").replace("_batch: 2, ", "")}
     expect:
       rows:
         - {{window_start: '2026-01-01 10:00:00', kind: a, n: 3}}
         - {{window_start: '2026-01-01 10:30:00', kind: a, n: 1}}
 
-  - name: wrong_count_after_batch_3
+  - name: wrong_count_after_batch_2
     model: kind_windows
     given:
       - input: ref('events_once')
         rows:{WINDOWED_ROWS}
     expect:
       rows:
-        - {{_batch: 2, window_start: '2026-01-01 10:00:00', kind: a, n: 2}}
-        - {{_batch: 3, window_start: '2026-01-01 10:00:00', kind: a, n: 3}}
+        - {{_batch: 1, window_start: '2026-01-01 10:00:00', kind: a, n: 2}}
+        - {{_batch: 2, window_start: '2026-01-01 10:00:00', kind: a, n: 3}}
 
   - name: column_the_input_lacks
     model: kind_windows
@@ -178,15 +178,15 @@ def test_unit_tests_and_scenarios_of_streaming_models_pass(dbt, project, spark):
 
 
 def test_a_wrong_expectation_fails_with_a_diff_naming_the_batch_and_the_rows(dbt, project):
-    result = dbt("test", "--select", "wrong_count_after_batch_3", project_dir=str(project))
+    result = dbt("test", "--select", "wrong_count_after_batch_2", project_dir=str(project))
 
     assert not result.success
-    outcome = node_results(result)["wrong_count_after_batch_3"]
+    outcome = node_results(result)["wrong_count_after_batch_2"]
     assert outcome.status == "fail" and outcome.node.tested_node_unique_id.endswith("kind_windows")
     diff = re.sub(r"\x1b\[[0-9;]*m", "", outcome.message)
     assert "actual differs from expected" in diff and "_batch" in diff and "window_start" in diff
     changed = [line for line in diff.splitlines() if "→" in line]
-    assert len(changed) == 1 and "3" in changed[0] and "2026-01-01 10:00:00" in changed[0]
+    assert len(changed) == 1 and changed[0].split(",")[1].strip() == "2" and "3→2" in changed[0]
 
 
 @pytest.mark.parametrize("test, said", [

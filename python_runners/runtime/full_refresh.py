@@ -59,19 +59,27 @@ def plan(model: Mapping[str, Any], nodes: Mapping[str, Mapping[str, Any]], selec
 
 
 def _direct_readers(model: Mapping[str, Any], nodes: Mapping[str, Mapping[str, Any]], selected: set[str]):
-    for unique_id, node in nodes.items():
-        if node.get("resource_type") != "model" or model["unique_id"] not in _depends_on(node):
-            continue
-        if (node.get("config") or {}).get("materialized") not in STREAMING_MATERIALIZATIONS:
-            continue
-        reads = stream_reads_of(str(node.get("raw_code") or ""), model["name"])
-        if not reads:
-            continue  # a batch read of the model re-reads it whole each time
+    """The streaming models that stream from `model`, in their own SQL or in an ephemeral model's
+    that dbt inlines into theirs."""
+    for unique_id, node, reads in _streams_of(model["unique_id"], model["name"], nodes):
         yield Reader(
             name=node["name"], unique_id=unique_id,
             follows_rewrites=all(_FOLLOWS_REWRITES.search(read) for read in reads),
             rebuilt=unique_id in selected and (node.get("config") or {}).get("full_refresh") is not False,
         )
+
+
+def _streams_of(upstream_id: str, upstream: str, nodes: Mapping[str, Mapping[str, Any]], reads_above=()):
+    for unique_id, node in nodes.items():
+        if node.get("resource_type") != "model" or upstream_id not in _depends_on(node):
+            continue
+        # A model selecting from an ephemeral model streams whatever that one streams.
+        reads = list(reads_above) or stream_reads_of(str(node.get("raw_code") or ""), upstream)
+        materialized = (node.get("config") or {}).get("materialized")
+        if materialized == "ephemeral" and reads:
+            yield from _streams_of(unique_id, node["name"], nodes, tuple(reads))
+        elif materialized in STREAMING_MATERIALIZATIONS and reads:
+            yield unique_id, node, reads
 
 
 def follows_changes(read: str) -> bool:

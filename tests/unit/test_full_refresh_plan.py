@@ -48,6 +48,16 @@ def test_a_reader_of_a_reader_left_out_is_found_too():
         plan(BRONZE, NODES, [BRONZE["unique_id"], SILVER["unique_id"]])
 
 
+def test_a_reader_streaming_through_an_ephemeral_model_is_found():
+    readable = node("readable", "select * from stream({{ ref('bronze') }})", reads=("bronze",),
+                    materialized="ephemeral")
+    applied = node("applied", "select * from {{ ref('readable') }}", reads=("readable",), materialized="cdc_table")
+    nodes = graph(BRONZE, readable, applied)
+    with pytest.raises(StreamingModelError, match="applied"):
+        plan(BRONZE, nodes, [BRONZE["unique_id"]])
+    assert [reader.name for reader in plan(BRONZE, nodes, list(nodes)).readers] == ["applied"]
+
+
 def test_a_reader_with_full_refresh_false_is_not_rebuilt():
     frozen = node("silver", SILVER["raw_code"], reads=("bronze",), full_refresh=False)
     with pytest.raises(StreamingModelError, match="silver"):

@@ -161,7 +161,6 @@ def redeploy_if_due(spark: SparkSession, write: "StreamingWrite", build: Build) 
 def _reason(spark: SparkSession, write: "StreamingWrite") -> Optional[str]:
     if not checkpoints.has_progress(spark, write.checkpoint):
         return None  # a new model or a full refresh: built from the start anyway
-    table = delta_tables.snapshot(spark, write.target_table)
     replaced = upstream_replaced(spark, write.checkpoint, write.streamed_models)
     if replaced is not None:
         if write.changes is not None:
@@ -171,11 +170,14 @@ def _reason(spark: SparkSession, write: "StreamingWrite") -> Optional[str]:
                 f"Rebuild it: `dbt run --full-refresh --select {write.model}+`; or read the "
                 f"upstream with stream_changes(ref(...)), which reads a swap as deletes and inserts."
             )
-        if write.on_query_change == "fail" and table.exists:
-            query_changes.check(write.model, "fail", write.query, table.properties)  # stops if changed
+        if write.on_query_change == "fail":
+            table = delta_tables.snapshot(spark, write.target_table)
+            if table.exists:
+                query_changes.check(write.model, "fail", write.query, table.properties)  # stops if changed
         return replaced
     if write.on_query_change != "redeploy" or write.query is None:
         return None
+    table = delta_tables.snapshot(spark, write.target_table)
     return write.query.changes_since(table.properties) if table.exists else None
 
 

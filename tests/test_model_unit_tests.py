@@ -174,7 +174,8 @@ def test_unit_tests_and_scenarios_of_streaming_models_pass(dbt, project, spark):
     assert unit_tests == dict.fromkeys(PASSING, "pass")
     # Nothing of the scenarios is left running or kept in the metastore.
     assert not [query for query in spark.streams.active if query.name.startswith("unit_test__")]
-    assert not [table for table in spark.catalog.listTables(SCHEMA) if "unit_test" in table.name]
+    assert not [table for table in spark.catalog.listTables(SCHEMA)
+                if any(table.name.startswith(f"unit_test__{name}__") for name in PASSING)]
 
 
 def test_a_wrong_expectation_fails_with_a_diff_naming_the_batch_and_the_rows(dbt, project):

@@ -77,6 +77,7 @@ def actual_rows(
     read them."""
     tested = (graph.get("nodes") or {}).get(test.get("tested_node_unique_id") or "") or {}
     view = f"unit_test__{test['name']}__actual"
+    drop_views(spark)  # what a test that failed in dbt's macros after this step left
     _refuse_inputs_not_read(test["name"], tested, given)
     try:
         if _batched(test, sql, expected_rows):
@@ -94,11 +95,13 @@ def actual_rows(
     }
 
 
-def drop_views(spark: SparkSession, test_name: str) -> None:
-    """The temp views a unit test made: its actual rows and a scenario's inputs."""
+def drop_views(spark: SparkSession, test_name: Optional[str] = None) -> None:
+    """The temp views a unit test made (its actual rows and a scenario's inputs); every unit
+    test's when no test is named."""
     for table in spark.catalog.listTables():
-        if table.isTemporary and (table.name == f"unit_test__{test_name}__actual"
-                                  or table.name.startswith(_input_view(test_name, ""))):
+        mine = (table.name == f"unit_test__{test_name}__actual" or table.name.startswith(_input_view(test_name, ""))
+                if test_name is not None else table.name.startswith("unit_test__"))
+        if table.isTemporary and mine:
             spark.catalog.dropTempView(table.name)
 
 

@@ -138,31 +138,28 @@ def commits_since(
 
 def commit_infos_since(spark: SparkSession, log: Any, version: int) -> list[dict]:
     """The commitInfo of each commit after `version` in a DeltaLog, read from the log's files."""
-    infos = []
-    changes = log.getChanges(version + 1, spark._jvm.scala.Option.empty(), False)
-    while changes.hasNext():
-        actions = changes.next()._2()
-        for index in range(actions.size()):
-            action = actions.apply(index)
-            if action.getClass().getSimpleName() == "CommitInfo":
-                # As JSON, like the table's properties: one call for all of the commit's metrics.
-                infos.append(json.loads(action.json())["commitInfo"])
-    return infos
+    return [info for _, info in _versioned_commit_infos(spark, log, version)]
 
 
 def version_with_user_metadata(spark: SparkSession, table: str, after: int, text: str) -> int | None:
     """The first version after `after` whose commit's userMetadata is `text`; None if none."""
-    log = _delta_log(spark, table)
-    changes = log.getChanges(after + 1, spark._jvm.scala.Option.empty(), False)
+    for version, info in _versioned_commit_infos(spark, _delta_log(spark, table), after):
+        if info.get("userMetadata") == text:
+            return version
+    return None
+
+
+def _versioned_commit_infos(spark: SparkSession, log: Any, version: int):
+    """(version, commitInfo) of each commit after `version`, read lazily from the log's files."""
+    changes = log.getChanges(version + 1, spark._jvm.scala.Option.empty(), False)
     while changes.hasNext():
         commit = changes.next()
         actions = commit._2()
         for index in range(actions.size()):
             action = actions.apply(index)
             if action.getClass().getSimpleName() == "CommitInfo":
-                if json.loads(action.json())["commitInfo"].get("userMetadata") == text:
-                    return int(commit._1())
-    return None
+                # As JSON, like the table's properties: one call for all of the commit's metrics.
+                yield int(commit._1()), json.loads(action.json())["commitInfo"]
 
 
 def _delta_log(spark: SparkSession, table: str):

@@ -261,7 +261,7 @@ def run_scenario(
 
 
 def _batches_of(test_name: str, what: str, rows) -> set[int]:
-    numbers = [row[BATCH] if BATCH in (row.asDict() if isinstance(row, Row) else row) else None for row in rows]
+    numbers = [(row.asDict() if isinstance(row, Row) else row).get(BATCH) for row in rows]
     if any(not isinstance(number, int) or number < 1 for number in numbers):
         raise ScenarioConfigError(
             f"Unit test {test_name}: in a micro-batch scenario each of {what} needs _batch, the "

@@ -33,7 +33,7 @@ from python_runners.runtime.writes.change_rows import FeedShape
 from python_runners.runtime.changes import ApplyChanges
 from python_runners.runtime.expectations import ExpectationCounts, Expectations, expectations_said
 from python_runners.runtime.session import claim_lakehouse_for
-from python_runners.runtime.model_config import ModelConfig
+from python_runners.runtime.model_config import DEFAULT_ROLLBACK_WINDOW, ModelConfig
 from python_runners.runtime.errors import StreamingModelError, explain
 from python_runners.runtime.triggers import Trigger
 
@@ -59,7 +59,7 @@ class StreamingWrite:
     on_query_change: str = query_changes.DEFAULT_POLICY
     query: query_changes.QueryVersion | None = None  # what the table is written with (recorded on it)
     streamed_models: Sequence[str] = ()  # tables whose redeploy rebuilds this one (redeploy.py)
-    rollback_window: str = "7 days"
+    rollback_window: str = DEFAULT_ROLLBACK_WINDOW
 
     @classmethod
     def of_model(cls, config: ModelConfig, source_view: str, target_table: str) -> "StreamingWrite":

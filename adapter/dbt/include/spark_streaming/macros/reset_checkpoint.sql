@@ -16,10 +16,7 @@
     {%- if execute -%}
         {%- set node = streaming_model_named(select, 'reset_checkpoint') -%}
         {%- set relation = api.Relation.create(schema=node['schema'], identifier=node['alias'], type='table') -%}
-        {%- set done = adapter.reset_checkpoint(node, graph, {
-            'stream_trigger': var('stream_trigger', none),
-            'copy_into_force': var('copy_into_force', none),
-        }, {
+        {%- set done = adapter.reset_checkpoint(node, graph, streaming_run_vars(), {
             'from_now': from_now, 'from_version': from_version,
             'from_timestamp': from_timestamp, 'from_offsets': from_offsets,
         }, relation.render()) -%}

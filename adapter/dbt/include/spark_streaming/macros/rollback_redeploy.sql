@@ -13,10 +13,7 @@
     {%- if execute -%}
         {%- set node = streaming_model_named(select, 'rollback_redeploy') -%}
         {%- set relation = api.Relation.create(schema=node['schema'], identifier=node['alias'], type='table') -%}
-        {%- set done = adapter.rollback_redeploy(node, graph, {
-            'stream_trigger': var('stream_trigger', none),
-            'copy_into_force': var('copy_into_force', none),
-        }, relation.render()) -%}
+        {%- set done = adapter.rollback_redeploy(node, graph, streaming_run_vars(), relation.render()) -%}
         {{ print(done) }}
     {%- endif -%}
 {% endmacro %}

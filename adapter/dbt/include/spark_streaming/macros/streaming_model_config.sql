@@ -7,10 +7,16 @@
   that are allowed. Returns the one ModelConfig the materialisation takes its settings from.
 #}
 {% macro streaming_model_config() %}
-    {{ return(adapter.streaming_model_config(model, graph, {
+    {{ return(adapter.streaming_model_config(model, graph, streaming_run_vars())) }}
+{% endmacro %}
+
+
+{#- The run's --vars that change a streaming model's config. -#}
+{% macro streaming_run_vars() %}
+    {{ return({
         'stream_trigger': var('stream_trigger', none),
         'copy_into_force': var('copy_into_force', none),
-    })) }}
+    }) }}
 {% endmacro %}
 
 

@@ -213,6 +213,25 @@ def root_cause(error: BaseException) -> str:
     return str(error)
 
 
+def explain_batch_error(model: str, error: BaseException) -> StreamingError:
+    """An error a model's foreachBatch function raised (writes/batch_errors.py), as the run reports
+    it: the project's own message as raised, Spark's explained as for any query, and anything else
+    named with the model (a bug of ours, not the model's)."""
+    if isinstance(error, StreamingError):
+        return error
+    if isinstance(error, Exception) and (
+        getattr(error, "_origin", None) is not None or getattr(error, "java_exception", None) is not None
+        or type(error).__module__.startswith("pyspark")
+    ):
+        return explain(model, error)
+    return StreamingModelError(
+        f"Model {model}: a micro-batch failed in the runner's write step with "
+        f"{type(error).__name__}: {error}. The checkpoint did not record the batch, so the next "
+        f"run processes it again; what the batch had already committed is not written twice. "
+        f"This is a bug of the runner, not of the model: please report it with logs/spark.log."
+    )
+
+
 def explain(model: str, error: BaseException) -> StreamingModelError:
     text = error_text(error)
     first_line = next((line for line in text.splitlines() if line.strip()), text)

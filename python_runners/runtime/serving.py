@@ -119,7 +119,7 @@ def _supervise(spark: SparkSession, run: StreamingRun, served: ServedQuery, log:
         return
     if served.restart_at is None:
         error = served.query.exception()
-        reason = root_cause(error) if error is not None else "it stopped"
+        reason = _reason(run, served, error) if error is not None else "it stopped"
         served.failures_in_a_row += 1
         served.last_failure = reason
         if served.failures_in_a_row > MAX_FAILURES_IN_A_ROW:
@@ -151,6 +151,14 @@ def _supervise(spark: SparkSession, run: StreamingRun, served: ServedQuery, log:
         return
     served.restarts += 1
     log(f"Query {served.name} restarted (restart {served.restarts}).")
+
+
+def _reason(run: StreamingRun, served: ServedQuery, error: Exception) -> str:
+    """What its micro-batch raised, or Spark's error explained; as the run reports it."""
+    if isinstance(error, StreamingModelError):  # a restart that failed to start
+        return str(error)
+    write = run.served_write(served.name)
+    return str(streaming_writes.failure(write, error)) if write is not None else root_cause(error)
 
 
 class _FailedStart:

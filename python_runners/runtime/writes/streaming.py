@@ -34,7 +34,8 @@ from python_runners.runtime.changes import ApplyChanges
 from python_runners.runtime.expectations import ExpectationCounts, Expectations, expectations_said
 from python_runners.runtime.session import claim_lakehouse_for
 from python_runners.runtime.model_config import DEFAULT_ROLLBACK_WINDOW, ModelConfig
-from python_runners.runtime.errors import StreamingModelError, explain
+from python_runners.runtime.errors import StreamingError, StreamingModelError, explain, explain_batch_error
+from python_runners.runtime.writes import batch_errors
 from python_runners.runtime.triggers import Trigger
 
 
@@ -155,7 +156,7 @@ def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSum
             if checkpoint_reset.waiting_for_input(spark, write.checkpoint, error):
                 return StreamSummary(write.model, 0, 0, 0, round(time.monotonic() - started, 3),
                                      running=False, waiting_since_reset=True)
-            raise explain(write.model, error) from None
+            raise failure(write, error) from None
         interruption.refuse_if_interrupted(write.model)  # stopped by Ctrl-C, not caught up
         progress.wait_until_heard(catch_up)
     initial_snapshot.plan_batch_past_initial_snapshot(spark, write.checkpoint)
@@ -215,18 +216,27 @@ def start_streaming_write(
             .option("checkpointLocation", write.checkpoint)
             .trigger(**write.trigger.writer_kwargs())
         )
-        if write.quarantine_table is not None:
-            return writer.foreachBatch(splitting_quarantine(
-                _batch_writer(spark, write, rows), _quarantine_writer(spark, write, frame),
-                replaces_quarantine=_replaces_quarantine(write),
-            )).start()
-        if write.changes is None and write.output_mode == "complete":
+        if write.changes is None and write.output_mode == "complete" and write.quarantine_table is None:
             if write.append_new_columns:
                 writer = writer.option("mergeSchema", "true")
             return writer.format("delta").toTable(write.target_table)
-        return writer.foreachBatch(_batch_writer(spark, write, rows)).start()
+        each_batch = _batch_writer(spark, write, rows)
+        if write.quarantine_table is not None:
+            each_batch = splitting_quarantine(
+                each_batch, _quarantine_writer(spark, write, frame),
+                replaces_quarantine=_replaces_quarantine(write),
+            )
+        batch_errors.forget(write.checkpoint)
+        return writer.foreachBatch(batch_errors.kept_for(write.checkpoint, each_batch)).start()
     except (PySparkException, Py4JJavaError) as error:
         raise explain(write.model, error) from None
+
+
+def failure(write: StreamingWrite, error: BaseException) -> StreamingError:
+    """Why the model's query failed, for the person running it: the error its micro-batch raised
+    if one did (Spark only wraps it), else Spark's own, explained."""
+    raised = batch_errors.take(write.checkpoint)
+    return explain_batch_error(write.model, raised) if raised is not None else explain(write.model, error)
 
 
 def _batch_writer(spark: SparkSession, write: StreamingWrite, rows: StructType):

@@ -136,3 +136,61 @@ def test_a_batch_applied_again_under_its_transaction_id_changes_nothing(spark, t
         as_dicts(batches), ["id"], ["day"], lambda c: c["op"] == "D", ["id", "name", "ward", "day", "n"]
     )
     assert len(before) == len(expected)
+
+
+# Key 2 at day 30: 'p' and 'q' in one batch, 'r' in a later one (issue 35's feed).
+TIED_BATCHES = [
+    [(1, "ann", "A", "U", 10, 0), (2, "bo", "p", "U", 30, 0), (2, "bo", "q", "U", 30, 0)],
+    [(2, "bo", "r", "U", 30, 0), (1, "ann", "A", "U", 10, 0)],
+]
+
+
+@pytest.mark.parametrize("stored_as", ["scd1", "scd2"])
+def test_a_tie_on_sequence_fails_by_default_naming_the_key_and_writing_nothing(spark, table, stored_as):
+    with pytest.raises(StreamingModelError) as error:
+        apply(spark, table, {"sequence_by": "day", "stored_as": stored_as}, TIED_BATCHES[:1])
+
+    message = str(error.value)
+    assert "Model patients: 1 change(s) in one batch tie" in message
+    assert '"id":2' in message and '"sequence_by":30' in message and "on_sequence_tie='keep_last_landed'" in message
+    assert spark.table(table).count() == 0
+
+
+@pytest.mark.parametrize("stored_as", ["scd1", "scd2"])
+def test_a_tie_with_the_tables_change_in_a_later_batch_fails_too(spark, table, stored_as):
+    apply(spark, table, {"sequence_by": "day", "stored_as": stored_as}, [[(2, "bo", "p", "U", 30, 0)]])
+    shape = apply(spark, table, {"sequence_by": "day", "stored_as": stored_as}, [])
+    with pytest.raises(StreamingModelError) as error:
+        apply_change_batch(spark.createDataFrame([(2, "bo", "r", "U", 30, 0)], FEED), 1, "app", table, shape)
+
+    assert "of this batch and the table tie" in str(error.value) and '"id":2' in str(error.value)
+    assert rows(spark, table, "id", "ward") == [(2, "p")]
+
+
+@pytest.mark.parametrize("stored_as", ["scd1", "scd2"])
+def test_keep_last_landed_keeps_the_later_batchs_change_and_counts_the_others(spark, table, stored_as):
+    from python_runners.runtime.progress import batch_notes
+
+    app_id = f"ties-{stored_as}"
+    apply(spark, table, {"sequence_by": "day", "stored_as": stored_as, "on_sequence_tie": "keep_last_landed"},
+          TIED_BATCHES, app_id=app_id)
+
+    # In batch 0 the greatest of p and q ('q') is kept; batch 1's 'r' landed later and replaces it.
+    assert rows(spark, table, "id", "ward", "day") == [(1, "A", 10), (2, "r", 30)]
+    assert batch_notes.of(app_id, 0, "cdc_changes_tied") == 1
+    assert batch_notes.of(app_id, 1, "cdc_changes_tied") == 1  # the identical repeat of id 1 is no tie
+
+
+@pytest.mark.parametrize("stored_as", ["scd1", "scd2"])
+def test_a_repeated_identical_change_is_no_tie(spark, table, stored_as):
+    batches = [[(1, "ann", "A", "I", 1, 0), (1, "ann", "A", "I", 1, 0)], [(1, "ann", "A", "I", 1, 0)]]
+    apply(spark, table, {"sequence_by": "day", "stored_as": stored_as}, batches)
+
+    assert rows(spark, table, "id", "ward") == [(1, "A")]
+
+
+def test_keep_last_landed_lets_a_later_upsert_replace_a_delete_at_the_same_sequence(spark, table):
+    settings = {"sequence_by": "day", "on_sequence_tie": "keep_last_landed"}
+    apply(spark, table, settings, [[(1, "ann", "A", "I", 1, 0)], [(1, None, None, "D", 5, 0)], [(1, "ann", "B", "U", 5, 0)]])
+
+    assert rows(spark, table, "id", "ward", "day") == [(1, "B", 5)]

@@ -12,15 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
-from python_runners.runtime.errors import ConfigError
+from python_runners.runtime.errors import ConfigError, StreamingModelError
 from python_runners.runtime.intervals import EXAMPLES, is_interval
 
 STORED_AS = ("scd1", "scd2")
 SETTINGS = (
     "keys", "sequence_by", "apply_as_deletes", "apply_as_truncates", "except_columns",
     "ignore_null_updates", "stored_as", "track_history_columns", "track_history_except_columns",
-    "start_at_column", "end_at_column", "tombstone_retention",
+    "start_at_column", "end_at_column", "tombstone_retention", "on_sequence_tie",
 )
+# Two different changes of one key with the same sequence: the batch stops, or the one landed
+# last is kept (sequence_ties.py) and the others counted.
+ON_SEQUENCE_TIE = ("fail", "keep_last_landed")
 DEFAULT_TOMBSTONE_RETENTION = "2 days"
 CHANGE_DATA_FEED = "delta.enableChangeDataFeed"
 _TRUE, _FALSE = (True, "true", "True"), (False, None, "false", "False")
@@ -45,6 +48,7 @@ class ApplyChanges:
     start_at_column: str = "__start_at"
     end_at_column: str = "__end_at"
     tombstone_retention: str = DEFAULT_TOMBSTONE_RETENTION
+    on_sequence_tie: str = "fail"
 
     @classmethod
     def from_config(cls, model: str, config: Mapping[str, Any]) -> "ApplyChanges":
@@ -82,6 +86,7 @@ class ApplyChanges:
             start_at_column=str(config.get("start_at_column") or "__start_at"),
             end_at_column=str(config.get("end_at_column") or "__end_at"),
             tombstone_retention=str(config.get("tombstone_retention") or DEFAULT_TOMBSTONE_RETENTION),
+            on_sequence_tie=_on_sequence_tie(model, config.get("on_sequence_tie")),
         )
         changes._check_combinations()
         return changes
@@ -179,14 +184,64 @@ class ApplyChanges:
         return [self.tombstones_table(table)]
 
     def documented(self) -> dict[str, str]:
-        shown = {
-            "cdc.stored_as": self.stored_as,
-            "cdc.keys": ", ".join(self.keys),
-            "cdc.sequence_by": ", ".join(self.sequence_by),
-        }
+        shown = self.shape()
         if self.apply_as_deletes:
             shown["cdc.apply_as_deletes"] = self.apply_as_deletes
         return shown
+
+    def shape(self) -> dict[str, str]:
+        """The settings the table's rows are laid out by, as table properties: recorded on the
+        table, and compared with the model's before each run (refuse_shape_change)."""
+        shape = {
+            "cdc.stored_as": self.stored_as,
+            "cdc.keys": ", ".join(self.keys),
+            "cdc.sequence_by": ", ".join(self.sequence_by),
+            "cdc.except_columns": ", ".join(self.except_columns),
+        }
+        if self.stored_as == "scd2":
+            shape.update({
+                "cdc.start_at_column": self.start_at_column,
+                "cdc.end_at_column": self.end_at_column,
+                "cdc.track_history_columns": ", ".join(self.track_history_columns),
+                "cdc.track_history_except_columns": ", ".join(self.track_history_except_columns),
+            })
+        return shape
+
+    def refuse_shape_change(self, table: str, recorded: Mapping[str, str]) -> None:
+        """Before anything of a run starts: the table was built with another shape (stored_as,
+        keys, sequence_by, validity or tracked columns), which its rows, its tombstones and the
+        MERGE's conditions follow; applied in place, the batch would fail or mix the two."""
+        changed = [
+            (prop.removeprefix("cdc."), recorded[prop], value) for prop, value in self.shape().items()
+            if prop in recorded and recorded[prop] != value
+        ]
+        if not changed:
+            return
+        said = "; ".join(f"{setting} was {_shown(old)} and is {_shown(new)} now" for setting, old, new in changed)
+        raise StreamingModelError(
+            f"Model {self.model}: its table {table} was built with other cdc_table settings: "
+            f"{said}. The table's rows are laid out by them, so the change cannot be applied in "
+            f"place. Rebuild the table from the whole feed: `dbt run --full-refresh --select "
+            f"{self.model}+` (the + rebuilds the models that read it too), or put the settings "
+            f"back. Nothing was started: the table and its checkpoint are as they were. "
+            f"(Settings that can change in place: apply_as_deletes, apply_as_truncates, "
+            f"ignore_null_updates, tombstone_retention, on_sequence_tie.)"
+        )
+
+
+def _on_sequence_tie(model: str, value: Any) -> str:
+    policy = str(value or "fail").lower()
+    if policy not in ON_SEQUENCE_TIE:
+        raise ChangesConfigError(
+            f"Model {model}: on_sequence_tie {value!r} is not valid. Allowed: 'fail' (the default: "
+            "two different changes of one key with the same sequence_by value stop the batch) or "
+            "'keep_last_landed' (the one that landed last is kept, the others counted)."
+        )
+    return policy
+
+
+def _shown(value: str) -> str:
+    return repr(value) if value else "not set"
 
 
 def _columns(value: Any) -> tuple[str, ...]:

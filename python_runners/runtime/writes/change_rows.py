@@ -16,6 +16,7 @@ from py4j.protocol import Py4JJavaError
 
 from python_runners.runtime.changes import ApplyChanges, ChangesConfigError
 from python_runners.runtime.errors import StreamingModelError
+from python_runners.runtime.writes import sequence_ties
 
 SEQ, DELETE, TRUNCATE = "__seq", "__delete", "__truncate"
 
@@ -94,6 +95,7 @@ class ChangeBatch:
     changes: int  # each once, repeats left out
     deletes: int  # of keys (not truncates)
     truncated_at: Any  # the sequence of the batch's latest truncate, or None
+    tied: int = 0  # changes left out of the batch for a tied one (on_sequence_tie keep_last_landed)
 
 
 def literal(value: Any) -> Column:
@@ -116,16 +118,31 @@ def change_rows(batch: DataFrame, shape: FeedShape, batch_id: int) -> ChangeBatc
         unplaceable = unplaceable | batch[column].isNull()
     observation = Observation(f"cdc_rows_{batch_id}")
     observed = batch.observe(observation, F.count(F.when(unplaceable, 1)).alias("unplaceable"))
-    rows = observed.select(
-        *[F.col(column) for column in shape.stored],
-        shape.sequence_of().alias(SEQ),
-        flag(changes.apply_as_deletes).alias(DELETE),
-        flag(changes.apply_as_truncates).alias(TRUNCATE),
-    ).dropDuplicates([*changes.keys, SEQ])
+    keys = list(changes.keys)
+    others = [column for column in shape.stored if column not in keys]
+    # One change per key and sequence: repeats of one change are one; different changes are a
+    # tie (sequence_ties.py), of which the greatest is kept here and the others counted.
+    versions = observed.groupBy(*[F.col(key) for key in keys], shape.sequence_of().alias(SEQ)).agg(
+        F.collect_set(F.struct(
+            *[F.col(column) for column in others],
+            flag(changes.apply_as_deletes).alias(DELETE),
+            flag(changes.apply_as_truncates).alias(TRUNCATE),
+        )).alias("__versions")
+    )
+    tied = F.size("__versions") - 1
     counted = Observation(f"cdc_changes_{batch_id}")
-    rows = rows.observe(
+    rows = versions.observe(
         counted,
         F.count(F.lit(1)).alias("changes"),
+        F.sum(tied).alias("tied"),
+        F.min(F.when(tied > 0, F.to_json(F.struct(*keys, F.col(SEQ).alias("sequence_by"), "__versions")))).alias("tie"),
+    ).select(*keys, SEQ, F.array_max("__versions").alias("__kept")).select(
+        *[F.col(key) if key in keys else F.col(f"__kept.`{key}`").alias(key) for key in shape.stored],
+        SEQ, F.col(f"__kept.{DELETE}").alias(DELETE), F.col(f"__kept.{TRUNCATE}").alias(TRUNCATE),
+    )
+    summed = Observation(f"cdc_kinds_{batch_id}")
+    rows = rows.observe(
+        summed,
         F.count(F.when(F.col(DELETE) & ~F.col(TRUNCATE), 1)).alias("deletes"),
         F.max(F.when(F.col(TRUNCATE), F.col(SEQ))).alias("truncated_at"),
     ).localCheckpoint(eager=True)
@@ -137,5 +154,8 @@ def change_rows(batch: DataFrame, shape: FeedShape, batch_id: int) -> ChangeBatc
             "so they cannot be ordered or applied; the batch was not written. Fix them upstream, "
             "or filter them out in the model (and quarantine them in a model of their own)."
         )
-    counts = counted.get
-    return ChangeBatch(rows, counts["changes"], counts["deletes"], counts["truncated_at"])
+    counts, kinds = counted.get, summed.get
+    tied_in_batch = int(counts.get("tied") or 0)
+    if tied_in_batch and changes.on_sequence_tie == "fail":
+        sequence_ties.refuse(changes.model, tied_in_batch, "in one batch", counts["tie"])
+    return ChangeBatch(rows, counts["changes"], kinds["deletes"], kinds["truncated_at"], tied_in_batch)

@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from python_runners.runtime.writes.change_rows import (
     DELETE, SEQ, TRUNCATE, ChangeBatch, FeedShape, literal,
 )
+from python_runners.runtime.writes import sequence_ties
 from python_runners.runtime.writes.tombstones import remember_deletes
 from python_runners.runtime.writes.tombstones import tombstones as remembered
 
@@ -36,15 +37,19 @@ def apply_scd1(batch: ChangeBatch, shape: FeedShape, table: str, app_id: str, ba
         if truncated_at is not None:
             changes = changes.filter(F.col(SEQ) > truncated_at)
     latest = _latest_per_key(changes, shape)
-    deleted = remembered(session, shape, table).groupBy(*keys).agg(F.max(SEQ).alias("__deleted_seq"))
+    tombstones = remembered(session, shape, table)
+    deleted = tombstones.groupBy(*keys).agg(F.max(SEQ).alias("__deleted_seq"))
+    tied = F.col(sequence_ties.TIED)
     source = (
-        latest.join(deleted, keys, "left")
-        .filter(F.col(DELETE) | F.col("__deleted_seq").isNull() | (F.col(SEQ) > F.col("__deleted_seq")))
+        sequence_ties.with_table_ties(latest, _stored_changes(session, shape, table, tombstones, latest), shape, SEQ, DELETE)
+        .join(deleted, keys, "left")
+        .filter(F.col(DELETE) | F.col("__deleted_seq").isNull() | (F.col(SEQ) > F.col("__deleted_seq")) | tied)
         .drop("__deleted_seq")
         .localCheckpoint(eager=True)
     )
+    sequence_ties.settle(source, batch, shape, SEQ, app_id, batch_id)
     target_seq = shape.sequence_of("target")
-    newer = F.col(f"batch.{SEQ}") > target_seq
+    newer = (F.col(f"batch.{SEQ}") > target_seq) | F.col(f"batch.{sequence_ties.TIED}")
     merge = (
         DeltaTable.forName(session, table).alias("target")
         .merge(source.alias("batch"), _keys_match(keys))
@@ -60,6 +65,24 @@ def apply_scd1(batch: ChangeBatch, shape: FeedShape, table: str, app_id: str, ba
     merge.execute()
     remember_deletes(batch, shape, table, app_id, batch_id)
     return [rows, source]
+
+
+def _stored_changes(session, shape: FeedShape, table: str, tombstones: DataFrame, batch: DataFrame) -> DataFrame:
+    """The changes the table holds for the batch's keys, to find ties with: each key's current
+    row (an upsert at its sequence) and its deletes."""
+    keys = list(shape.changes.keys)
+    touched = F.broadcast(batch.select(*keys).distinct())
+    compared = sequence_ties.compared_columns(shape)
+    rows = session.table(table).join(touched, keys, "left_semi").select(
+        *keys, *compared, shape.sequence_of().alias(SEQ), F.lit(False).alias(DELETE)
+    )
+    types = dict((field.name, field.dataType) for field in rows.schema.fields)
+    # A delete at the sequence of the current row was followed by that row (keep_last_landed).
+    deletes = tombstones.join(touched, keys, "left_semi").join(rows.select(*keys, SEQ), [*keys, SEQ], "left_anti")
+    deletes = deletes.select(
+        *keys, *[F.lit(None).cast(types[c]).alias(c) for c in compared], SEQ, F.lit(True).alias(DELETE)
+    )
+    return rows.unionByName(deletes)
 
 
 def _latest_per_key(changes: DataFrame, shape: FeedShape) -> DataFrame:

@@ -19,6 +19,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from python_runners.runtime.writes.change_rows import DELETE, SEQ, ChangeBatch, FeedShape
+from python_runners.runtime.writes import sequence_ties
 from python_runners.runtime.writes.tombstones import remember_deletes, tombstones
 
 _PRIORITY, _REMOVE = "__priority", "__remove"
@@ -35,7 +36,9 @@ def apply_scd2(batch: ChangeBatch, shape: FeedShape, table: str, app_id: str, ba
     # Read once: the history below reads the touched keys' versions five times over.
     existing = session.table(table).join(F.broadcast(touched), keys, "left_semi").localCheckpoint(eager=True)
     deleted = tombstones(session, shape, table).join(F.broadcast(touched), keys, "left_semi")
-    history = _history(_events(rows, existing, deleted, shape), shape)
+    events, arriving = _events(rows, existing, deleted, shape)
+    sequence_ties.settle(arriving, batch, shape, SEQ, app_id, batch_id)
+    history = _history(events, shape)
     source = (
         history.select(*columns).subtract(existing.select(*columns)).withColumn(_REMOVE, F.lit(False))
         .unionByName(
@@ -63,28 +66,34 @@ def apply_scd2(batch: ChangeBatch, shape: FeedShape, table: str, app_id: str, ba
     return [rows, existing, source]
 
 
-def _events(rows: DataFrame, existing: DataFrame, deleted: DataFrame, shape: FeedShape) -> DataFrame:
+def _events(rows: DataFrame, existing: DataFrame, deleted: DataFrame, shape: FeedShape) -> tuple[DataFrame, DataFrame]:
     """The touched keys' changes: their versions in the table read back as upserts, their
     deletes (ends no version follows, and the tombstones), with the batch's; a change already
-    in the table wins over its repeat (its untracked columns may have been updated since)."""
+    in the table wins over its repeat (its untracked columns may have been updated since), and
+    over a tied change unless on_sequence_tie keeps the last landed. Also the batch's changes,
+    each marked if tied (sequence_ties.py)."""
     changes = shape.changes
     keys, start, end = list(changes.keys), changes.start_at_column, changes.end_at_column
     values = shape.values
     nothing = [F.lit(None).cast(rows.schema[c].dataType).alias(c) for c in values]
     upserts = existing.select(*keys, *values, F.col(start).alias(SEQ), F.lit(False).alias(DELETE))
+    # An end or a delete at a version's start was followed by that version (a tie kept last).
     ends = (
         existing.filter(F.col(end).isNotNull()).select(*keys, F.col(end).alias(SEQ))
-        .join(existing.select(*keys, F.col(start).alias(SEQ)), [*keys, SEQ], "left_anti")
         .unionByName(deleted.select(*keys, SEQ))
+        .join(existing.select(*keys, F.col(start).alias(SEQ)), [*keys, SEQ], "left_anti")
         .select(*keys, *nothing, SEQ, F.lit(True).alias(DELETE))
     )
-    known = upserts.unionByName(ends).withColumn(_PRIORITY, F.lit(0))
-    arriving = rows.select(*keys, *values, SEQ, DELETE).withColumn(_PRIORITY, F.lit(1))
+    known = upserts.unionByName(ends)
+    arriving = sequence_ties.with_table_ties(rows.select(*keys, *values, SEQ, DELETE), known, shape, SEQ, DELETE)
+    wins = F.when(F.col(sequence_ties.TIED), -1).otherwise(1)
     first = Window.partitionBy(*keys, SEQ).orderBy(_PRIORITY)
-    return (
-        known.unionByName(arriving)
+    events = (
+        known.withColumn(_PRIORITY, F.lit(0))
+        .unionByName(arriving.withColumn(_PRIORITY, wins).drop(sequence_ties.TIED))
         .withColumn("__n", F.row_number().over(first)).filter("__n = 1").drop("__n", _PRIORITY)
     )
+    return events, arriving
 
 
 def _history(events: DataFrame, shape: FeedShape) -> DataFrame:

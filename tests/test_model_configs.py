@@ -39,6 +39,10 @@ MODELS = {
         "{{ config(on_schema_change='sync_all_columns') }}\n"
         "select id from stream({{ source('fixtures', 'events') }})"
     ),
+    # a misspelt setting: dbt keeps any key, so the model would run on the default unwarned
+    "misspelt_mode": (
+        "{{ config(outptu_mode='append') }}\nselect id from stream({{ source('fixtures', 'events') }})"
+    ),
     "valid_counts": (
         "{{ config(output_mode='update', unique_key=['kind'], trigger='5 seconds',"
         " dedupe={'keys': ['id'], 'within_watermark': false},"
@@ -208,6 +212,22 @@ def test_dbt_compile_fails_on_a_bad_streaming_config(dbt, errors_project, spark,
     assert f"Compilation Error in model {model} (models/{model}.sql)" in message
     assert COMPILE_ERRORS[model] in message
     assert_nothing_created(spark, lakehouse, model)
+
+
+def test_dbt_compile_fails_on_a_misspelt_setting_naming_the_one_meant(
+    dbt, errors_project, spark, lakehouse, capfd
+):
+    result = compile_models(dbt, errors_project, "--select", "misspelt_mode")
+
+    assert not result.success
+    message = failure_messages(result)
+    assert "Compilation Error in model misspelt_mode (models/misspelt_mode.sql)" in message
+    assert (
+        "Model misspelt_mode: config 'outptu_mode' is not a streaming_table setting; did you mean "
+        "'output_mode'? streaming_table settings: output_mode, unique_key, trigger,"
+    ) in message
+    assert "did you mean 'output_mode'?" in capfd.readouterr().out  # what dbt printed
+    assert_nothing_created(spark, lakehouse, "misspelt_mode")
 
 
 def test_dbt_compile_fails_on_a_bad_run_wide_trigger(dbt, errors_project, spark, lakehouse):

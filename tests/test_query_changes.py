@@ -15,8 +15,12 @@ BEFORE = f"select id, kind from stream({INPUT})"
 AFTER = f"select id, kind from stream({INPUT})\nwhere kind <> 'b'"
 
 
-def model(sql: str, policy: str) -> str:
-    return f"{{{{ config(on_query_change='{policy}') }}}}\n{sql}"
+# An expectation the apply_to_new_rows run adds (warn: it keeps every row).
+RULE = "[{'name': 'id_positive', 'expression': 'id > 0', 'action': 'warn'}]"
+
+
+def model(sql: str, policy: str, expectations: str = "[]") -> str:
+    return f"{{{{ config(on_query_change='{policy}', expectations={expectations}) }}}}\n{sql}"
 
 
 def ids(spark) -> list[int]:
@@ -49,20 +53,25 @@ def test_a_changed_query_stops_under_fail_and_is_applied_to_new_rows_and_recorde
     assert spark.sql(f"describe history {SCHEMA}.changing").first().version == version
     assert sorted(p.name for p in (checkpoint / "commits").iterdir()) == commits
 
-    model_file.write_text(model(AFTER, "apply_to_new_rows"))
+    model_file.write_text(model(AFTER, "apply_to_new_rows", RULE))
     applied = dbt("run", project_dir=str(project))
 
     assert applied.success, failure_messages(applied)
     said = node_results(applied)["changing"].message
-    assert "query changed since the last run" in said and "applied to new rows only" in said, said
+    # each change in short: the rule added by name, the SQL's changed line; no JSON list
+    assert ("; query changed since the last run (expectations: + id_positive (id > 0, warn) | "
+            "SQL: + where kind <> 'b'): applied to new rows only") in said, said
+    assert "[{" not in said and len(said) < 300, said
     assert ids(spark) == [1, 2, 3]  # the old rows keep the old logic; new ones get the new
     last = spark.sql(f"describe history {SCHEMA}.changing").first()
     assert last.operation == "SET TBLPROPERTIES"
     assert "query changed, applied to new rows only" in last.userMetadata
-    assert "+ where kind <> 'b'" in last.userMetadata
+    assert last.userMetadata.endswith(
+        "\n  expectations: + id_positive (id > 0, warn)\n  SQL (- before, + now):\n  + where kind <> 'b'"
+    ), last.userMetadata
 
     # Reformatting is no change; the next run says nothing of it.
-    model_file.write_text(model(AFTER.replace("\n", "\n   "), "fail"))
+    model_file.write_text(model(AFTER.replace("\n", "\n   "), "fail", RULE))
     again = dbt("run", project_dir=str(project))
     assert again.success, failure_messages(again)
     assert "query changed" not in node_results(again)["changing"].message

@@ -125,6 +125,20 @@ def rows_written_since(
                for operation, metrics in commits_since(spark, table, version, log))
 
 
+def merged_rows_since(
+    spark: SparkSession, table: str, version: int, latest: int | None = None, log: Any = None
+) -> dict[str, int]:
+    """What the MERGEs after `version` did to the table's rows: inserted, updated, deleted."""
+    merged = {"inserted": 0, "updated": 0, "deleted": 0}
+    if latest is not None and latest <= version:
+        return merged
+    for operation, metrics in commits_since(spark, table, version, log):
+        if operation == "MERGE":
+            for kind in merged:
+                merged[kind] += int(metrics.get(f"numTargetRows{kind.capitalize()}", 0))
+    return merged
+
+
 def commits_since(
     spark: SparkSession, table: str, version: int, log: Any = None
 ) -> list[tuple[str, dict[str, str]]]:

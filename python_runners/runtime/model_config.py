@@ -9,15 +9,15 @@ Every error names the model, the setting and what is allowed. No Spark needed.
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
-from python_runners.runtime import query_changes
+from python_runners.runtime import query_changes, settings
 from python_runners.runtime.backfills import Backfill, backfills_from_config
 from python_runners.runtime.catalog import describe_trigger
 from python_runners.runtime.changes import CHANGE_DATA_FEED, ApplyChanges
-from python_runners.runtime.changes import SETTINGS as CDC_SETTINGS
 from python_runners.runtime.errors import ConfigError, streams_changing_table
 from python_runners.runtime.contracts import Contract
 from python_runners.runtime.event_time import Dedupe, Watermark
@@ -129,6 +129,7 @@ def read_model_config(
             f"Model {name}: materialized {materialized!r} is not a streaming materialisation "
             f"({', '.join(STREAMING_MATERIALIZATIONS)})."
         )
+    _refuse_unknown_keys(name, materialized, config)
     run_vars = run_vars or {}
     common = {
         "model": name,
@@ -142,12 +143,12 @@ def read_model_config(
     }
     if materialized == "copy_into":
         backfills_from_config(name, materialized, "append", config.get("backfills"))  # refused
+        _appends_only(name, materialized, config.get("output_mode"))  # a folder's +output_mode
         return ModelConfig(
             **common,
             checkpoint=_checkpoint_of(node, "load_log_location"),
             force=_force(name, config.get("force", run_vars.get("copy_into_force"))),
         )
-    _refuse_unknown_keys(name, materialized, config)
     output_mode = config.get("output_mode") or "append"
     changes = None
     if materialized == "cdc_table":
@@ -252,41 +253,61 @@ def _cdc_output_mode(model: str, output_mode: str, config: Mapping[str, Any]) ->
     return output_mode
 
 
-# Streaming settings dbt itself does not know: a key that looks like one of them is a typo.
-_STREAMING_KEYS = (
-    "output_mode", "trigger", "watermark", "dedupe", "checkpoint_location", "expectations",
-    "quarantine_table", "backfills", "on_query_change", "rollback_window",
-)
-_LOOKALIKES = {
-    "outputmode": "output_mode", "output": "output_mode", "mode": "output_mode",
-    "triggers": "trigger", "watermarks": "watermark", "dedup": "dedupe",
-    "deduplicate": "dedupe", "checkpoint": "checkpoint_location", "checkpoint_path": "checkpoint_location",
-    "checkpointlocation": "checkpoint_location", "unique_keys": "unique_key", "partitioned_by": "partition_by",
-    "expectation": "expectations", "expect": "expectations", "expectations_list": "expectations",
-    "quarantine": "quarantine_table", "quarantine_table_name": "quarantine_table",
-    "backfill": "backfills",
-}
-_CDC_LOOKALIKES = {
-    "key": "keys", "unique_key": "keys", "sequence": "sequence_by", "sequenced_by": "sequence_by", "order_by": "sequence_by",
-    "scd_type": "stored_as", "storedas": "stored_as", "apply_as_delete": "apply_as_deletes",
-    "except_column": "except_columns", "ignore_null_update": "ignore_null_updates",
-    "track_history_column": "track_history_columns",
-    "track_history_except_column": "track_history_except_columns",
-}
-
-
 def _refuse_unknown_keys(model: str, materialized: str, config: Mapping[str, Any]) -> None:
-    """dbt keeps any key in a model's config, so a misspelt streaming setting would be ignored."""
-    lookalikes = {**_LOOKALIKES, **(_CDC_LOOKALIKES if materialized == "cdc_table" else {})}
-    settings = [*_STREAMING_KEYS, *(CDC_SETTINGS if materialized == "cdc_table" else ["unique_key"])]
-    for key in config:
-        meant = lookalikes.get(str(key).lower())
-        if meant and config.get(meant) in (None, "", [], ()) and config.get(key) not in (None, "", [], ()):
-            raise ModelConfigError(
-                f"Model {model}: config {key!r} is not a {materialized} setting; did you mean "
-                f"{meant!r}? Streaming settings: {', '.join(settings)}, partition_by, "
-                "tblproperties, on_schema_change."
-            )
+    """dbt keeps any key in a model's config, so a misspelt streaming setting would be ignored
+    and the model run on the default. A key is the materialisation's setting (settings.py) or
+    one of dbt's own configs; a setting of another streaming materialisation set to none is how
+    a model unsets a folder's `+<key>`."""
+    allowed = settings.allowed(materialized)
+    for key, value in config.items():
+        key = str(key)
+        if key in allowed:
+            continue
+        others = settings.owners(key)
+        if others and value is None:
+            continue
+        raise ModelConfigError(_unknown_key(model, materialized, key, others))
+
+
+def _unknown_key(model: str, materialized: str, key: str, others: list[str]) -> str:
+    own = settings.SETTINGS[materialized]
+    listed = f"{materialized} settings: {', '.join(own)}"
+    meant = _nearest(key, [*own, *settings.ALSO_READ.get(materialized, ())])
+    if others:
+        guess = f"; did you mean {meant!r}?" if meant else "."
+        switch = (f", or make it a {others[0]} (materialized='{others[0]}')" if len(others) == 1
+                  else "")
+        return (
+            f"Model {model}: config {key!r} is a {' and '.join(others)} setting; a {materialized} "
+            f"model has no such setting{guess} Remove it{switch} (set {key}=none in the model to "
+            f"unset a folder's +{key}). {listed}."
+        )
+    meant = meant or _nearest(key, sorted(settings.dbt_configs()))
+    guess = f"; did you mean {meant!r}?" if meant else ", nor one of dbt's model configs."
+    return (
+        f"Model {model}: config {key!r} is not a {materialized} setting{guess} {listed}. "
+        "Unknown keys are refused rather than ignored; dbt's own configs (tags, meta, "
+        "pre-hook, ...) are fine, and keys of your own go under meta."
+    )
+
+
+def _nearest(key: str, names: list[str]) -> Optional[str]:
+    """The name `key` is most likely a misspelling of, among `names`."""
+    lookalike = settings.LOOKALIKES.get(key.lower())
+    if lookalike in names and lookalike != key:
+        return lookalike
+    close = difflib.get_close_matches(key.lower(), names, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _appends_only(model: str, materialized: str, output_mode: Any) -> None:
+    """A copy_into model appends each load; a folder's +output_mode: append covers it too."""
+    if output_mode not in (None, "", "append"):
+        raise ModelConfigError(
+            f"Model {model}: a {materialized} model appends the rows of each load; output_mode "
+            f"{output_mode!r} does not apply. Remove it (or set output_mode=none in the model to "
+            "unset a folder's +output_mode)."
+        )
 
 
 def _columns(value: Any) -> tuple[str, ...]:

@@ -81,9 +81,7 @@ class Redeployed:
     swap_version: int
 
     def said(self, model: str) -> str:
-        lines = [line.strip() for line in self.reason.strip().splitlines()]
-        first = next((line for line in lines if not line.endswith(":")), lines[0])
-        return (f"; redeployed ({first}): rebuilt from the start of its inputs beside the table, "
+        return (f"; redeployed ({query_changes.summary(self.reason)}): rebuilt from the start of its inputs beside the table, "
                 f"{self.rows} rows, swapped in at version {self.swap_version}; roll back with "
                 f"`python -m python_runners rollback --select {model}`")
 

@@ -15,6 +15,7 @@ from typing import Any, Iterable, Mapping, Optional
 from pyspark.sql import SparkSession, functions
 
 from python_runners.runtime.lakehouse import Lakehouse
+from python_runners.runtime.progress import batch_notes
 from python_runners.runtime.progress.batch import BatchProgress
 
 TABLE_VARIABLE = "STREAM_PROGRESS_TABLE"
@@ -35,6 +36,8 @@ COLUMNS = (
     ("progress_json", "string"), ("recorded_at", "timestamp"),
     ("rows_checked_by_expectations", "bigint"), ("rows_dropped_by_expectations", "bigint"),
     ("rows_quarantined_by_expectations", "bigint"), ("expectations", f"array<{EXPECTATION}>"),
+    # a cdc_table's batch: changes a tie on sequence_by left out (null for other models)
+    (batch_notes.CDC_CHANGES_TIED, "bigint"),
 )
 SCHEMA = ", ".join(f"{column} {kind}" for column, kind in COLUMNS)
 
@@ -89,6 +92,7 @@ def progress_row(progress: Any) -> tuple:
         json.dumps(batch.raw, sort_keys=True),
         datetime.now(timezone.utc),
         *_expectation_columns(batch),
+        batch_notes.of(batch.query_id, batch.batch_id, batch_notes.CDC_CHANGES_TIED),
     )
 
 

@@ -3,16 +3,21 @@ SCD type 1 (scd1.py) or type 2 (scd2.py), under the batch's Delta transaction id
 
 from __future__ import annotations
 
-from functools import partial
+from typing import Mapping
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming import StreamingQuery
 
 from python_runners.runtime import delta_tables
+from python_runners.runtime.changes import ApplyChanges
+from python_runners.runtime.progress import batch_notes
+from python_runners.runtime.progress.batch import batches_of
+from python_runners.runtime.writes import sequence_ties
 from python_runners.runtime.writes.change_rows import FeedShape, change_rows
 from python_runners.runtime.writes.idempotent_batches import delta_transaction, once_per_batch
 from python_runners.runtime.writes.merge import release, source_already_materialized
 from python_runners.runtime.writes.scd1 import apply_scd1
-from python_runners.runtime.writes.scd2 import apply_scd2
+from python_runners.runtime.writes.scd2 import VERSIONS_CLOSED, apply_scd2
 
 
 def create_tables_if_missing(
@@ -37,10 +42,42 @@ def apply_change_batch(batch: DataFrame, batch_id: int, app_id: str, table: str,
         with delta_transaction(session, app_id, batch_id), source_already_materialized(session):
             used = apply(changes, shape, table, app_id, batch_id)
     finally:
+        session.conf.unset(sequence_ties.USER_METADATA)
         for frame in used:
             release(frame)
 
 
 def applying_changes(checkpoint: str, table: str, shape: FeedShape):
-    """The foreachBatch function of a cdc_table model."""
-    return once_per_batch(checkpoint, partial(apply_change_batch, table=table, shape=shape))
+    """The foreachBatch function of a cdc_table model. Only a query's first batch can be a
+    replay of one committed before a kill: its ties are counted as its first attempt found them."""
+    first: list[bool] = [True]
+
+    def apply(batch: DataFrame, batch_id: int, app_id: str) -> None:
+        earlier = None
+        if first:
+            first.clear()
+            earlier = sequence_ties.recorded_by_earlier_attempt(batch.sparkSession, table, app_id, batch_id)
+        apply_change_batch(batch, batch_id, app_id, table, shape)
+        if earlier is not None:
+            batch_notes.add(app_id, batch_id, sequence_ties.NOTE, earlier)
+
+    return once_per_batch(checkpoint, apply)
+
+
+def applied_said(changes: ApplyChanges, merged: Mapping[str, int], query: StreamingQuery) -> str:
+    """What the run's MERGEs did, for the run line after "N written" (inserted + updated rows):
+    scd1 rows inserted, updated and deleted; scd2 versions added, closed (given an end), updated
+    in place and removed; and the changes a sequence tie left out."""
+    batch_ids = [batch.batch_id for batch in batches_of(query)]
+    inserted, updated, deleted = merged["inserted"], merged["updated"], merged["deleted"]
+    if changes.stored_as == "scd2":
+        closed = batch_notes.total(str(query.id), batch_ids, VERSIONS_CLOSED)
+        said = (f" ({inserted} new versions, {closed} closed, {max(updated - closed, 0)} updated in "
+                f"place), {deleted} removed")
+    else:
+        said = f" ({inserted} inserted, {updated} updated), {deleted} deleted"
+    tied = batch_notes.total(str(query.id), batch_ids, sequence_ties.NOTE)
+    if tied:
+        said += (f", {tied} tied change{'' if tied == 1 else 's'} not kept "
+                 f"(on_sequence_tie '{changes.on_sequence_tie}')")
+    return said

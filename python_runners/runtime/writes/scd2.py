@@ -19,10 +19,12 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from python_runners.runtime.writes.change_rows import DELETE, SEQ, ChangeBatch, FeedShape
+from python_runners.runtime.progress import batch_notes
 from python_runners.runtime.writes import sequence_ties
 from python_runners.runtime.writes.tombstones import remember_deletes, tombstones
 
 _PRIORITY, _REMOVE = "__priority", "__remove"
+VERSIONS_CLOSED = "cdc_versions_closed"  # a batch's count of versions given an end (the run line)
 
 
 def apply_scd2(batch: ChangeBatch, shape: FeedShape, table: str, app_id: str, batch_id: int) -> list:
@@ -50,6 +52,9 @@ def apply_scd2(batch: ChangeBatch, shape: FeedShape, table: str, app_id: str, ba
     if source.isEmpty():  # repeats, or deletes of what was already deleted: only remembered
         remember_deletes(batch, shape, table, app_id, batch_id)
         return [rows, existing, source]
+    current = existing.filter(F.col(end).isNull()).select(*keys, start)
+    closed = source.filter(~F.col(_REMOVE) & F.col(end).isNotNull()).join(current, [*keys, start], "left_semi")
+    batch_notes.add(app_id, batch_id, VERSIONS_CLOSED, closed.count())
     match = F.col(f"target.`{start}`") == F.col(f"batch.`{start}`")
     for key in keys:
         match = match & (F.col(f"target.`{key}`") == F.col(f"batch.`{key}`"))

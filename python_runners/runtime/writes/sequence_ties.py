@@ -21,16 +21,22 @@ the versions and deletes in its history).
 
 from __future__ import annotations
 
-from typing import Sequence
+import json
+from typing import Optional, Sequence
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from python_runners.runtime import delta_tables, hadoop_fs
 from python_runners.runtime.errors import StreamingModelError
 from python_runners.runtime.progress import batch_notes
+from python_runners.runtime.writes.batch_marks import recorded_batch_in
 
+# The batch's count rides on its MERGE's commit (userMetadata), so that a batch replayed after a
+# kill, whose MERGE Delta skips as already committed, still reports what its first attempt left out.
+USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 TIED = "__tied"  # an arriving change that ties with the table's change at its sequence
-NOTE = "cdc_changes_tied"
+NOTE = batch_notes.CDC_CHANGES_TIED
 
 
 def compared_columns(shape) -> list[str]:
@@ -78,7 +84,7 @@ def settle(source: DataFrame, batch, shape, seq: str, app_id: str, batch_id: int
     if tied_with_table and shape.changes.on_sequence_tie == "fail":
         refuse(shape.changes.model, tied_with_table, "of this batch and the table",
                example(keys, seq, with_table))
-    count(app_id, batch_id, batch.tied + tied_with_table)
+    count(app_id, batch_id, batch.tied + tied_with_table, source.sparkSession)
 
 
 def example(keys: Sequence[str], seq: str, frame: DataFrame) -> str:
@@ -99,7 +105,26 @@ def refuse(model: str, count: int, where: str, tie: str) -> None:
     )
 
 
-def count(app_id: str, batch_id: int, tied: int) -> None:
-    """Kept for the run line and the progress table (read by query id and batch id)."""
-    if tied:
-        batch_notes.add(app_id, batch_id, NOTE, tied)
+def count(app_id: str, batch_id: int, tied: int, session: Optional[SparkSession] = None) -> None:
+    """Kept for the run line and the progress table (read by query id and batch id), and on the
+    commits the batch makes in `session` (cleared by apply_changes after the batch)."""
+    batch_notes.add(app_id, batch_id, NOTE, tied)
+    if session is not None and tied:
+        session.conf.set(USER_METADATA, json.dumps({NOTE: tied}))
+
+
+def recorded_by_earlier_attempt(spark: SparkSession, table: str, app_id: str, batch_id: int) -> Optional[int]:
+    """The count the batch's MERGE recorded if the table's latest commit is that batch's (a kill
+    came between the MERGE and the checkpoint's commit); None otherwise."""
+    log_folder, version = delta_tables.log_folder_and_version(spark, delta_tables.location(spark, table))
+    if version < 0:
+        return None
+    actions = [json.loads(line) for line in
+               hadoop_fs.read_text(spark, f"{log_folder.rstrip('/')}/{version:020d}.json").splitlines()]
+    if recorded_batch_in(actions) != (app_id, batch_id):
+        return None
+    for action in actions:
+        recorded = action.get("commitInfo", {}).get("userMetadata") or ""
+        if NOTE in recorded:
+            return int(json.loads(recorded)[NOTE])
+    return 0

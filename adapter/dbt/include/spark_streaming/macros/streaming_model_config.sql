@@ -2,8 +2,8 @@
   A streaming_table or copy_into model's config, read and checked whole before anything of it
   runs (python_runners/runtime/model_config.py, no Spark needed): output_mode, unique_key with
   'update', trigger (and a run-wide --vars '{stream_trigger: ...}'), watermark, dedupe,
-  on_schema_change, partitioning, a checkpoint of its own, and the meta.stream of every source
-  the model reads. Every error is a Compilation Error naming the model, the setting and the values
+  on_schema_change, partitioning, a checkpoint of its own, no key that is neither a setting of
+  its materialisation nor dbt's own, and the meta.stream of every source the model reads. Every error is a Compilation Error naming the model, the setting and the values
   that are allowed. Returns the one ModelConfig the materialisation takes its settings from.
 #}
 {% macro streaming_model_config() %}

@@ -17,6 +17,7 @@
     tombstone_retention  how long a delete is remembered against late changes (default '2 days')
     trigger, checkpoint_location, partition_by, tblproperties, watermark, dedupe,
     expectations, quarantine_table: as streaming_table (expectations check the feed's rows)
+  Any other key (but dbt's own configs) is refused, naming the nearest valid one.
   The table writes Delta's change data feed: downstream models read its changes with
   {{ stream_changes(ref('<model>')) }}.
 #}

@@ -11,6 +11,7 @@
                      select * from delta.`<location>`
     partition_by, tblproperties, on_schema_change ('fail' or 'append_new_columns')
     expectations, quarantine_table  rules checked on each loaded row (docs/expectations.md)
+  Any other key (but dbt's own configs) is refused, naming the nearest valid one.
 #}
 {% materialization copy_into, adapter='spark_streaming' %}
     {%- set target_relation = this.incorporate(type='table') -%}

@@ -27,7 +27,8 @@
     quarantine_table     where quarantined rows go (default <model>__quarantine)
     backfills            [{name, path | table, format, options}, ...]: historical data run through
                          the model's SQL and appended once, checkpoint untouched (append mode only)
-  A model's YAML `contract: {enforced: true}` holds too (docs/contracts.md).
+  A model's YAML `contract: {enforced: true}` holds too (docs/contracts.md). Any other key
+  (but dbt's own configs) is refused, naming the nearest valid one (runtime/settings.py).
 #}
 {% materialization streaming_table, adapter='spark_streaming' %}
     {{ return(streaming_query_materialization()) }}
@@ -42,8 +43,9 @@
 
     {{ run_hooks(pre_hooks) }}
 
-    {#- Resolved and checked before anything is dropped or started (runtime/model_query.py) -#}
-    {%- do adapter.create_stream_view(settings, sql, source_view, should_full_refresh()) -%}
+    {#- Resolved and checked before anything is dropped or started (runtime/model_query.py);
+        json/csv lines the model cannot read are kept out of it, for their quarantine beside it -#}
+    {%- set corrupt_lines = adapter.create_stream_view(settings, sql, source_view, should_full_refresh()) -%}
 
     {%- if adapter.empty_run() -%}
         {#- --empty: the query resolved against its inputs; no stream started, no checkpoint or
@@ -63,7 +65,7 @@
             ) -%}
         {%- endif -%}
 
-        {%- set summary = adapter.run_streaming_write(settings, source_view, target_relation.render()) -%}
+        {%- set summary = adapter.run_streaming_write(settings, source_view, target_relation.render(), corrupt_lines) -%}
         {#- History appended once through the model's SQL, the checkpoint untouched -#}
         {%- set backfilled = adapter.run_backfills(settings, sql, target_relation.render()) if settings.backfills else '' -%}
         {%- do store_raw_result(

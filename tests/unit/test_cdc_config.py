@@ -113,3 +113,41 @@ def test_reading_changes_or_appends_of_it_is_accepted():
                 "select * from stream({{ ref('patients') }}) with ('skipChangeCommits' = 'true')"):
         reader = node("ward_moves", sql, "streaming_table")
         assert read(reader, node(**BASE)).model == "ward_moves"
+
+
+def test_on_sequence_tie_defaults_to_fail_and_refuses_an_unknown_policy():
+    assert ApplyChanges.from_config("patients", BASE).on_sequence_tie == "fail"
+    assert ApplyChanges.from_config("patients", {**BASE, "on_sequence_tie": "keep_last_landed"}).on_sequence_tie \
+        == "keep_last_landed"
+    with pytest.raises(ConfigError, match="on_sequence_tie 'keep_first' is not valid.*keep_last_landed"):
+        ApplyChanges.from_config("patients", {**BASE, "on_sequence_tie": "keep_first"})
+
+
+@pytest.mark.parametrize("settings, said", [
+    ({"stored_as": "scd2"}, "stored_as was 'scd1' and is 'scd2' now"),
+    ({"keys": ["id"]}, "keys was 'mrn' and is 'id' now"),
+    ({"sequence_by": ["changed_at", "lsn"]}, "sequence_by was 'lsn' and is 'changed_at, lsn' now"),
+    ({"except_columns": []}, "except_columns was 'op' and is not set now"),
+])
+def test_a_changed_shape_is_refused_naming_the_setting_both_values_and_the_fix(settings, said):
+    from python_runners.runtime.errors import StreamingModelError
+
+    built = ApplyChanges.from_config("patients", BASE).shape()
+    changed = ApplyChanges.from_config("patients", {**BASE, **settings})
+    with pytest.raises(StreamingModelError) as error:
+        changed.refuse_shape_change("silver.patients", built)
+    assert said in str(error.value)
+    assert "`dbt run --full-refresh --select patients+`" in str(error.value)
+
+
+def test_settings_that_change_in_place_and_tables_built_before_the_shape_was_recorded_pass():
+    built = ApplyChanges.from_config("patients", BASE).shape()
+    same_shape = {**BASE, "ignore_null_updates": True, "on_sequence_tie": "keep_last_landed",
+                  "apply_as_deletes": "op in ('D', 'X')", "tombstone_retention": "7 days"}
+    ApplyChanges.from_config("patients", same_shape).refuse_shape_change("silver.patients", built)
+    older = {key: built[key] for key in ("cdc.stored_as", "cdc.keys", "cdc.sequence_by")}
+    ApplyChanges.from_config("patients", {**BASE, "except_columns": []}).refuse_shape_change("silver.patients", older)
+    scd2 = ApplyChanges.from_config("patients", {**BASE, "stored_as": "scd2"})
+    with pytest.raises(Exception, match="track_history_columns was not set and is 'ward' now"):
+        ApplyChanges.from_config("patients", {**BASE, "stored_as": "scd2", "track_history_columns": ["ward"]}) \
+            .refuse_shape_change("silver.patients", scd2.shape())

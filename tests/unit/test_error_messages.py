@@ -149,3 +149,25 @@ def test_root_cause_of_a_cause_cycle_still_answers():
     error = caused("outer")
     error._cause = error
     assert root_cause(error) == "outer"
+
+
+def test_an_error_raised_inside_a_batch_is_reported_as_raised_or_named_with_the_model():
+    from python_runners.runtime.errors import StreamingError, explain_batch_error
+
+    own = StreamingModelError("Model m: 2 change row(s) in this batch have a null key (k)")
+    assert explain_batch_error(MODEL, own) is own
+    bug = explain_batch_error(MODEL, KeyError("seq"))
+    assert isinstance(bug, StreamingError)
+    assert str(bug).startswith(f"Model {MODEL}: a micro-batch failed in the runner's write step with KeyError")
+
+
+def test_a_batch_error_is_kept_by_checkpoint_and_taken_once():
+    from python_runners.runtime.writes import batch_errors
+
+    def failing(batch, batch_id):
+        raise ValueError(f"batch {batch_id}")
+
+    with pytest.raises(ValueError):
+        batch_errors.kept_for("/checkpoints/m", failing)(None, 3)
+    assert str(batch_errors.take("/checkpoints/m")) == "batch 3"
+    assert batch_errors.take("/checkpoints/m") is None

@@ -70,7 +70,9 @@ def test_the_service_serves_reports_restarts_a_failed_query_and_stops(spark, tmp
     service = ServiceProcess(["--trigger", "1 second", "--project-dir", str(project)], env,
                              tmp_path / "service.log", TIMEOUT)
     try:
-        service.wait_for("serving", lambda: "Serving 1 streaming queries" in service.output())
+        # the model's query, and the one that quarantines its unreadable lines (it reads its json
+        # source without _corrupt_record: runtime/sources/corrupt_lines.py)
+        service.wait_for("serving", lambda: "Serving 2 streaming queries" in service.output())
         status = service.command("status")
         assert status.returncode == 0, status.stdout + status.stderr
         assert "service: serving" in status.stdout
@@ -85,7 +87,7 @@ def test_the_service_serves_reports_restarts_a_failed_query_and_stops(spark, tmp
         service.wait_for("the restarted query's rows", lambda: spark.read.format("delta").load(table).count() >= 10)
         assert f"Query {QUERY} restarted" in service.output()
         status = service.command("status")
-        assert "restarts 0" not in status.stdout and "last failure: " in status.stdout
+        assert f"{QUERY}: active, restarts 0" not in status.stdout and "last failure: " in status.stdout
         assert "injected failure" in status.stdout
 
         assert service.stop(TIMEOUT) == 0, service.output()[-4000:]

@@ -32,6 +32,10 @@ _FACE = {
     # sources, and the temp views models read them through
     "StreamSource": "sources.views",
     "SourceViews": "sources.views",
+    # json/csv lines a model cannot read: kept out of its rows, quarantined beside its table
+    "keep_corrupt_lines_out": ("sources.corrupt_lines", "keep_out_of_model"),
+    "corrupt_lines_table": ("sources.corrupt_lines", "table_of"),
+    "corrupt_lines_checkpoint": ("sources.corrupt_lines", "checkpoint_of"),
     # a model's query, its write and its table
     "create_stream_view": "model_query",
     "without_empty_refs": "model_query",

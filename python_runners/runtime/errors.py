@@ -277,4 +277,17 @@ def explain(model: str, error: BaseException) -> StreamingModelError:
             return StreamingModelError(
                 f"{cannot_run(model, operation)}\nSpark said: {first_line[:400]}"
             )
-    return StreamingModelError(f"Streaming query of model {model} failed: {first_line[:1000]}")
+    # The innermost cause says what went wrong; the layers around it (STREAM_FAILED,
+    # TASK_WRITE_FAILED, FOREACH_BATCH_USER_FUNCTION_ERROR) only pass it on.
+    return StreamingModelError(f"Streaming query of model {model} failed: {innermost_cause(error, first_line)[:1000]}")
+
+
+def innermost_cause(error: BaseException, default: str) -> str:
+    """The first line of the innermost cause, from pyspark's chain or the Java exception's."""
+    if getattr(error, "_cause", None) is not None:
+        return root_cause(error).strip() or default
+    for cause in reversed(causes_text(error)[1:]):
+        line = next((line for line in cause.splitlines() if line.strip()), "")
+        if line:
+            return re.sub(r"^[\w.$]+(?:Exception|Error): ", "", line.strip())
+    return default

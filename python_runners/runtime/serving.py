@@ -145,7 +145,9 @@ def _supervise(spark: SparkSession, run: StreamingRun, served: ServedQuery, log:
     served.batch_at_restart = served.last_batch()
     served.restart_at = None
     try:
-        served.query = streaming_writes.start_streaming_write(spark, write)
+        # A model's write, or a query kept beside it that starts itself (writes/corrupt_lines.py)
+        start_again = getattr(write, "start", None)
+        served.query = start_again(spark) if start_again else streaming_writes.start_streaming_write(spark, write)
     except StreamingModelError as error:
         served.query = _FailedStart(served.query, error)  # counted as a failure on the next poll
         return

@@ -73,6 +73,13 @@ def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str]
         "spark.databricks.delta.snapshotPartitions": os.environ.get("DELTA_SNAPSHOT_PARTITIONS", "2"),
         # Spark writes every query's plan out for its UI, which is off here: the short form.
         "spark.sql.ui.explainMode": "simple",
+        # With pushdown, a json/csv line a model's WHERE rejects is dropped while it is parsed,
+        # before the scan counts it: a run's "rows in" (numInputRows) would be fewer than the
+        # lines that landed, with no way to tell why. Off, every line read is counted; it costs
+        # scan time only when a filter rejects most lines (bench/file_filter_pushdown.py,
+        # docs/BENCHMARKS.md section 11).
+        "spark.sql.json.filterPushdown.enabled": "false",
+        "spark.sql.csv.filterPushdown.enabled": "false",
     }
 
 

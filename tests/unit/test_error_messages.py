@@ -171,3 +171,12 @@ def test_a_batch_error_is_kept_by_checkpoint_and_taken_once():
         batch_errors.kept_for("/checkpoints/m", failing)(None, 3)
     assert str(batch_errors.take("/checkpoints/m")) == "batch 3"
     assert batch_errors.take("/checkpoints/m") is None
+
+
+def test_an_unknown_failure_is_told_by_its_innermost_cause_not_the_wrappers():
+    inner = Exception("[USER_RAISED_EXCEPTION] injected failure SQLSTATE: P0001")
+    outer = Exception("[TASK_WRITE_FAILED] Task failed while writing rows to file:/t.")
+    outer._cause = inner
+    assert explain(MODEL, outer).args[0] == (
+        f"Streaming query of model {MODEL} failed: [USER_RAISED_EXCEPTION] injected failure SQLSTATE: P0001"
+    )

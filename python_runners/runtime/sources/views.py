@@ -342,6 +342,11 @@ class SourceViews:
                 )
         return view
 
+    def streaming_sources(self) -> dict[str, StreamSource]:
+        """The declared views of streams (lower case) and their sources."""
+        with self._lock:
+            return {view: source for view, (source, streaming) in self._declared.items() if streaming}
+
     def named_in(self, sql: str) -> list[str]:
         """The declared views that the SQL names, in order of first mention."""
         pattern = self._pattern

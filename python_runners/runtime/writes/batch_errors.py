@@ -15,6 +15,8 @@ from typing import Callable, Optional
 
 from pyspark.sql import DataFrame
 
+from python_runners.runtime.errors import StreamingError, explain, explain_batch_error
+
 ForeachBatch = Callable[[DataFrame, int], None]
 
 _raised: dict[str, BaseException] = {}
@@ -44,3 +46,10 @@ def take(checkpoint: str) -> Optional[BaseException]:
 def forget(checkpoint: str) -> None:
     """Before a query starts: an error kept from an earlier start is not this one's."""
     take(checkpoint)
+
+
+def failure(model: str, checkpoint: str, error: BaseException) -> StreamingError:
+    """Why the query of `checkpoint` failed, for the person running `model`: the error its
+    micro-batch raised if one did (Spark only wraps it), else Spark's own, explained."""
+    raised = take(checkpoint)
+    return explain_batch_error(model, raised) if raised is not None else explain(model, error)

@@ -28,14 +28,16 @@ from python_runners.runtime.writes.expectation_checks import (
 )
 from python_runners.runtime.writes.idempotent_batches import appending_once, overwriting_once
 from python_runners.runtime.writes.merge import merge_writer
-from python_runners.runtime.writes.apply_changes import applying_changes, create_tables_if_missing
+from python_runners.runtime.writes.apply_changes import applied_said, applying_changes, create_tables_if_missing
 from python_runners.runtime.writes.change_rows import FeedShape
 from python_runners.runtime.changes import ApplyChanges
 from python_runners.runtime.expectations import ExpectationCounts, Expectations, expectations_said
 from python_runners.runtime.session import claim_lakehouse_for
 from python_runners.runtime.model_config import DEFAULT_ROLLBACK_WINDOW, ModelConfig
-from python_runners.runtime.errors import StreamingError, StreamingModelError, explain, explain_batch_error
+from python_runners.runtime.errors import StreamingError, StreamingModelError, explain
 from python_runners.runtime.writes import batch_errors
+from python_runners.runtime.writes import corrupt_lines as corrupt_lines_writes
+from python_runners.runtime.sources.corrupt_lines import CorruptLines
 from python_runners.runtime.triggers import Trigger
 
 
@@ -114,6 +116,9 @@ class StreamSummary:
     query_changed: str = ""  # what changed in the query since the last run, applied to new rows
     waiting_since_reset: bool = False  # a reset checkpoint whose Delta input has no commit after it yet
     redeployed: str = ""  # what a redeploy before the run did
+    applied: str = ""  # a cdc_table's: what its MERGEs did (apply_changes.applied_said)
+    corrupt_lines: int = 0  # unreadable source lines kept out of the model's rows, quarantined
+    corrupt_lines_table: str = ""  # where (writes/corrupt_lines.py)
 
     def message(self) -> str:
         if self.waiting_since_reset:
@@ -125,12 +130,18 @@ class StreamSummary:
         late = f", {self.late_rows} late row{'' if self.late_rows == 1 else 's'} dropped"
         late = late if self.late_rows else ""
         changed = query_changes.applied_note(self.query_changed) if self.query_changed else ""
-        return (f"STREAMED {self.input_rows} rows in, {self.output_rows} written{late}"
-                f"{expectations_said(self.expectations)}, {batches} ({state}){changed}{self.redeployed}")
+        return (f"STREAMED {self.input_rows} rows in, {self.output_rows} written{self.applied}{late}"
+                f"{expectations_said(self.expectations)}"
+                f"{corrupt_lines_writes.said(self.corrupt_lines, self.corrupt_lines_table)}"
+                f", {batches} ({state}){changed}{self.redeployed}")
 
 
-def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSummary:
+def run_streaming_write(
+    spark: SparkSession, write: StreamingWrite, corrupt_lines: Sequence[CorruptLines] = ()
+) -> StreamSummary:
     """Process everything available now; with a processing-time trigger then keep the stream running.
+    `corrupt_lines`: the sources whose unreadable lines the model does not see, quarantined by
+    queries of their own, after the model's (writes/corrupt_lines.py).
 
     Catching up is its own run-until-caught-up query, so that downstream models in the same
     `dbt run` see the data even while more keeps arriving (waiting for a processing-time query
@@ -142,6 +153,8 @@ def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSum
     progress = run.listen(spark)
     redeployed = redeploy.redeploy_if_due(spark, write, lambda beside: run_streaming_write(spark, beside))
     before = delta_tables.snapshot(spark, write.target_table)
+    if write.changes is not None and before.exists:
+        write.changes.refuse_shape_change(write.target_table, before.properties)
     changed = None
     if before.exists and checkpoints.has_progress(spark, write.checkpoint):
         changed = query_changes.check(write.model, write.on_query_change, write.query, before.properties)
@@ -164,19 +177,27 @@ def run_streaming_write(spark: SparkSession, write: StreamingWrite) -> StreamSum
     written = delta_tables.rows_written_since(
         spark, write.target_table, before.version, latest=after.version, log=after.log
     )
+    applied = "" if write.changes is None else applied_said(write.changes, delta_tables.merged_rows_since(
+        spark, write.target_table, before.version, latest=after.version, log=after.log
+    ), catch_up)
     # A new table has them from its creation; an older one gets them (or changes) here, between
     # the two queries, while nothing writes the table.
     streaming_catalog.record(
         spark, write.target_table, write.recorded_on_table, current=after.properties,
         user_metadata=query_changes.history_note(changed) if changed else None,
     )
+    quarantined = corrupt_lines_writes.catch_up(spark, write, corrupt_lines, progress)
     summary = replace(summarise(write.model, catch_up, written, time.monotonic() - started),
-                      query_changed=changed or "",
+                      query_changed=changed or "", applied=applied,
                       redeployed=redeployed.said(write.model) if redeployed else "")
+    if corrupt_lines:
+        summary = replace(summary, corrupt_lines=quarantined,
+                          corrupt_lines_table=corrupt_lines_writes.table_of(write.target_table))
     if write.trigger.runs_until_caught_up:
         return summary
     served = start_streaming_write(spark, write, table_exists=True)
     run.keep_serving(write)  # so that serving can start it again from its checkpoint
+    corrupt_lines_writes.serve(spark, write, corrupt_lines, run)
     return replace(summary, running=served.isActive)
 
 
@@ -233,10 +254,8 @@ def start_streaming_write(
 
 
 def failure(write: StreamingWrite, error: BaseException) -> StreamingError:
-    """Why the model's query failed, for the person running it: the error its micro-batch raised
-    if one did (Spark only wraps it), else Spark's own, explained."""
-    raised = batch_errors.take(write.checkpoint)
-    return explain_batch_error(write.model, raised) if raised is not None else explain(write.model, error)
+    """Why the model's query failed (writes/batch_errors.py)."""
+    return batch_errors.failure(write.model, write.checkpoint, error)
 
 
 def _batch_writer(spark: SparkSession, write: StreamingWrite, rows: StructType):

@@ -115,11 +115,12 @@ class SparkStreamingAdapter(SparkAdapter):
     @reported_to_dbt
     def create_stream_view(
         self, config: runtime.ModelConfig, sql: str, view: str, full_refresh: bool = False
-    ) -> None:
+    ) -> tuple:
         """The model's query as the temp view its stream starts from, each configured watermark on
         the streaming inputs that have its column; resolved and checked, nothing started. A
         pending checkpoint reset (not on a full refresh, which deletes it) sets where its
-        streaming reads start."""
+        streaming reads start. Returns the json/csv sources whose unreadable lines the model does
+        not see (it reads only their readable lines), for run_streaming_write to quarantine."""
         if self.empty_run():
             sql = runtime.without_empty_refs(sql)
         elif not full_refresh:
@@ -127,11 +128,15 @@ class SparkStreamingAdapter(SparkAdapter):
                 self._spark(), config, sql, self.connections.source_views, runtime.Lakehouse.from_env()
             )
         self.connections.register_source_views(sql)
+        sql, corrupt_lines = runtime.keep_corrupt_lines_out(
+            self._spark(), config, sql, self.connections.source_views
+        )
         self._warn_of_ignored_constraints(config)
         runtime.create_stream_view(
             self._spark(), config.model, sql, view, config.watermarks, config.output_mode,
             config.changes, config.expectations, config.contract,
         )
+        return corrupt_lines
 
     @staticmethod
     def _warn_of_ignored_constraints(config: runtime.ModelConfig) -> None:
@@ -168,10 +173,11 @@ class SparkStreamingAdapter(SparkAdapter):
     @available
     @reported_to_dbt
     def run_streaming_write(
-        self, config: runtime.ModelConfig, source_view: str, target_table: str
+        self, config: runtime.ModelConfig, source_view: str, target_table: str, corrupt_lines: Any = None
     ) -> dict:
+        """`corrupt_lines`: what create_stream_view returned (their quarantine runs with the model)."""
         write = runtime.StreamingWrite.of_model(config, source_view, target_table)
-        summary = runtime.run_streaming_write(self._spark(), write)
+        summary = runtime.run_streaming_write(self._spark(), write, tuple(corrupt_lines or ()))
         self._stream_summaries.append(summary)
         return {**summary.__dict__, "message": summary.message()}
 
@@ -229,6 +235,10 @@ class SparkStreamingAdapter(SparkAdapter):
         for table in companion_tables:
             runtime.drop_table_if_exists(spark, table)
         runtime.delete_checkpoint(spark, checkpoint)
+        # The unreadable lines of the json/csv sources it reads, if it kept any, and the
+        # checkpoints of their queries (runtime/sources/corrupt_lines.py)
+        runtime.drop_table_if_exists(spark, runtime.corrupt_lines_table(target_table))
+        runtime.delete_checkpoint(spark, runtime.corrupt_lines_checkpoint(checkpoint))
         runtime.forget_redeploy(spark, target_table, checkpoint, companion_tables)
 
     @available

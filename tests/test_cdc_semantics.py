@@ -194,3 +194,10 @@ def test_keep_last_landed_lets_a_later_upsert_replace_a_delete_at_the_same_seque
     apply(spark, table, settings, [[(1, "ann", "A", "I", 1, 0)], [(1, None, None, "D", 5, 0)], [(1, "ann", "B", "U", 5, 0)]])
 
     assert rows(spark, table, "id", "ward", "day") == [(1, "B", 5)]
+
+
+def test_an_empty_batch_spark_prunes_when_planning_changes_nothing(spark, table):
+    # A Delta commit with no rows (a table property set upstream) is a batch of an empty relation.
+    apply(spark, table, {"sequence_by": "day"}, [[(1, "ann", "A", "I", 1, 0)], []])
+
+    assert rows(spark, table, "id", "ward") == [(1, "A")]

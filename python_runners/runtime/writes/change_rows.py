@@ -146,7 +146,7 @@ def change_rows(batch: DataFrame, shape: FeedShape, batch_id: int) -> ChangeBatc
         F.count(F.when(F.col(DELETE) & ~F.col(TRUNCATE), 1)).alias("deletes"),
         F.max(F.when(F.col(TRUNCATE), F.col(SEQ))).alias("truncated_at"),
     ).localCheckpoint(eager=True)
-    missing = observation.get.get("unplaceable", 0)
+    missing = _metrics(observation).get("unplaceable", 0)
     if missing:
         raise StreamingModelError(
             f"Model {changes.model}: {missing} change row(s) in this batch have a null key "
@@ -154,8 +154,20 @@ def change_rows(batch: DataFrame, shape: FeedShape, batch_id: int) -> ChangeBatc
             "so they cannot be ordered or applied; the batch was not written. Fix them upstream, "
             "or filter them out in the model (and quarantine them in a model of their own)."
         )
-    counts, kinds = counted.get, summed.get
+    counts, kinds = _metrics(counted), _metrics(summed)
     tied_in_batch = int(counts.get("tied") or 0)
     if tied_in_batch and changes.on_sequence_tie == "fail":
         sequence_ties.refuse(changes.model, tied_in_batch, "in one batch", counts["tie"])
-    return ChangeBatch(rows, counts["changes"], kinds["deletes"], kinds["truncated_at"], tied_in_batch)
+    return ChangeBatch(rows, counts.get("changes", 0), kinds.get("deletes", 0), kinds.get("truncated_at"), tied_in_batch)
+
+
+def _metrics(observation: Observation) -> dict:
+    """An observation's values; none for a batch Spark knew to be empty when planning it (a
+    Delta commit without rows, say a table property set), whose observing step its optimizer
+    removed with the rest of the plan."""
+    try:
+        return observation.get
+    except Py4JJavaError as error:
+        if "toPyRow" not in str(error):
+            raise
+        return {}

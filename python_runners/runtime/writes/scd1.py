@@ -40,9 +40,17 @@ def apply_scd1(batch: ChangeBatch, shape: FeedShape, table: str, app_id: str, ba
     tombstones = remembered(session, shape, table)
     deleted = tombstones.groupBy(*keys).agg(F.max(SEQ).alias("__deleted_seq"))
     tied = F.col(sequence_ties.TIED)
+    keeps_last = shape.changes.on_sequence_tie == "keep_last_landed"
+    if keeps_last:  # ties with the table's rows found first, to count them
+        marked = sequence_ties.with_table_ties(
+            latest, _stored_changes(session, shape, table, tombstones, latest), shape, SEQ, DELETE
+        )
+    else:  # under 'fail' the MERGE finds them itself (below), with no read of the table of its own
+        marked = latest.withColumn(sequence_ties.TIED, F.lit(False))
+    upsert_at_a_delete = ~F.col(DELETE) & (F.col(SEQ) == F.col("__deleted_seq"))
     source = (
-        sequence_ties.with_table_ties(latest, _stored_changes(session, shape, table, tombstones, latest), shape, SEQ, DELETE)
-        .join(deleted, keys, "left")
+        marked.join(deleted, keys, "left")
+        .withColumn(sequence_ties.TIED, tied | F.coalesce(upsert_at_a_delete, F.lit(False)))
         .filter(F.col(DELETE) | F.col("__deleted_seq").isNull() | (F.col(SEQ) > F.col("__deleted_seq")) | tied)
         .drop("__deleted_seq")
         .localCheckpoint(eager=True)
@@ -50,9 +58,14 @@ def apply_scd1(batch: ChangeBatch, shape: FeedShape, table: str, app_id: str, ba
     sequence_ties.settle(source, batch, shape, SEQ, app_id, batch_id)
     target_seq = shape.sequence_of("target")
     newer = (F.col(f"batch.{SEQ}") > target_seq) | F.col(f"batch.{sequence_ties.TIED}")
+    merge = DeltaTable.forName(session, table).alias("target").merge(source.alias("batch"), _keys_match(keys))
+    if not keeps_last:
+        merge = merge.whenMatchedUpdate(
+            condition=(F.col(f"batch.{SEQ}") == target_seq) & _differs_from_target(shape),
+            set={shape.stored[0]: sequence_ties.raise_tie([F.col(f"batch.`{key}`") for key in keys], F.col(f"batch.{SEQ}"))},
+        )
     merge = (
-        DeltaTable.forName(session, table).alias("target")
-        .merge(source.alias("batch"), _keys_match(keys))
+        merge
         .whenMatchedDelete(condition=F.col(f"batch.{DELETE}") & newer)
         .whenMatchedUpdate(condition=~F.col(f"batch.{DELETE}") & newer, set=_updates(shape))
         .whenNotMatchedInsert(
@@ -62,9 +75,21 @@ def apply_scd1(batch: ChangeBatch, shape: FeedShape, table: str, app_id: str, ba
     )
     if batch.truncated_at is not None:
         merge = merge.whenNotMatchedBySourceDelete(condition=target_seq <= literal(batch.truncated_at))
-    merge.execute()
+    sequence_ties.executing(merge, shape.changes.model)
     remember_deletes(batch, shape, table, app_id, batch_id)
     return [rows, source]
+
+
+def _differs_from_target(shape: FeedShape) -> Column:
+    """The batch's change is not the one the table's row holds (a delete, or other values)."""
+    differs = F.col(f"batch.{DELETE}")
+    for column in sequence_ties.compared_columns(shape):
+        new, old = F.col(f"batch.`{column}`"), F.col(f"target.`{column}`")
+        different = ~new.eqNullSafe(old)
+        if shape.changes.ignore_null_updates:
+            different = new.isNotNull() & different
+        differs = differs | different
+    return differs
 
 
 def _stored_changes(session, shape: FeedShape, table: str, tombstones: DataFrame, batch: DataFrame) -> DataFrame:

@@ -121,18 +121,19 @@ def rows_written_since(
     """
     if latest is not None and latest <= version:
         return 0
-    return sum(_rows_written(operation, metrics)
-               for operation, metrics in commits_since(spark, table, version, log))
+    return rows_written(commits_since(spark, table, version, log))
 
 
-def merged_rows_since(
-    spark: SparkSession, table: str, version: int, latest: int | None = None, log: Any = None
-) -> dict[str, int]:
-    """What the MERGEs after `version` did to the table's rows: inserted, updated, deleted."""
+def rows_written(commits: list[tuple[str, dict[str, str]]]) -> int:
+    """Rows the commits (commits_since) wrote."""
+    return sum(_rows_written(operation, metrics) for operation, metrics in commits)
+
+
+def merged_rows(commits: list[tuple[str, dict[str, str]]]) -> dict[str, int]:
+    """What the MERGEs among the commits (commits_since) did to the table's rows: inserted,
+    updated, deleted."""
     merged = {"inserted": 0, "updated": 0, "deleted": 0}
-    if latest is not None and latest <= version:
-        return merged
-    for operation, metrics in commits_since(spark, table, version, log):
+    for operation, metrics in commits:
         if operation == "MERGE":
             for kind in merged:
                 merged[kind] += int(metrics.get(f"numTargetRows{kind.capitalize()}", 0))

@@ -61,7 +61,9 @@ def apply_scd1(batch: ChangeBatch, shape: FeedShape, table: str, app_id: str, ba
     merge = DeltaTable.forName(session, table).alias("target").merge(source.alias("batch"), _keys_match(keys))
     if not keeps_last:
         merge = merge.whenMatchedUpdate(
-            condition=(F.col(f"batch.{SEQ}") == target_seq) & _differs_from_target(shape),
+            # a delete, or other values, at the sequence of the table's row
+            condition=(F.col(f"batch.{SEQ}") == target_seq)
+            & (F.col(f"batch.{DELETE}") | sequence_ties.values_differ(shape, "batch", "target")),
             set={shape.stored[0]: sequence_ties.raise_tie([F.col(f"batch.`{key}`") for key in keys], F.col(f"batch.{SEQ}"))},
         )
     merge = (
@@ -78,18 +80,6 @@ def apply_scd1(batch: ChangeBatch, shape: FeedShape, table: str, app_id: str, ba
     sequence_ties.executing(merge, shape.changes.model)
     remember_deletes(batch, shape, table, app_id, batch_id)
     return [rows, source]
-
-
-def _differs_from_target(shape: FeedShape) -> Column:
-    """The batch's change is not the one the table's row holds (a delete, or other values)."""
-    differs = F.col(f"batch.{DELETE}")
-    for column in sequence_ties.compared_columns(shape):
-        new, old = F.col(f"batch.`{column}`"), F.col(f"target.`{column}`")
-        different = ~new.eqNullSafe(old)
-        if shape.changes.ignore_null_updates:
-            different = new.isNotNull() & different
-        differs = differs | different
-    return differs
 
 
 def _stored_changes(session, shape: FeedShape, table: str, tombstones: DataFrame, batch: DataFrame) -> DataFrame:

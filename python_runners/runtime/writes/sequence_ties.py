@@ -48,18 +48,24 @@ def compared_columns(shape) -> list[str]:
     return list(shape.tracked) if shape.changes.tracks_some_columns else list(shape.values)
 
 
-def differs(shape, arriving: str, known: str, delete: str) -> Column:
-    """`arriving` and `known` (struct columns of the compared values) are different changes;
-    with ignore_null_updates an arriving null means "unchanged", not a different value."""
-    flag_differs = F.col(f"{arriving}.{delete}") != F.col(f"{known}.{delete}")
-    values_differ = F.lit(False)
+def values_differ(shape, arriving: str, known: str) -> Column:
+    """The compared columns of `arriving` and `known` (struct or table aliases) differ; with
+    ignore_null_updates an arriving null means "unchanged", not a different value."""
+    differ = F.lit(False)
     for column in compared_columns(shape):
         new, old = F.col(f"{arriving}.`{column}`"), F.col(f"{known}.`{column}`")
         different = ~new.eqNullSafe(old)
         if shape.changes.ignore_null_updates:
             different = new.isNotNull() & different
-        values_differ = values_differ | different
-    return flag_differs | (~F.col(f"{arriving}.{delete}") & values_differ)
+        differ = differ | different
+    return differ
+
+
+def differs(shape, arriving: str, known: str, delete: str) -> Column:
+    """`arriving` and `known` (struct columns of the compared values and the delete flag) are
+    different changes."""
+    flag_differs = F.col(f"{arriving}.{delete}") != F.col(f"{known}.{delete}")
+    return flag_differs | (~F.col(f"{arriving}.{delete}") & values_differ(shape, arriving, known))
 
 
 def with_table_ties(arriving: DataFrame, known: DataFrame, shape, seq: str, delete: str) -> DataFrame:

@@ -174,12 +174,11 @@ def run_streaming_write(
         progress.wait_until_heard(catch_up)
     initial_snapshot.plan_batch_past_initial_snapshot(spark, write.checkpoint)
     after = before.refreshed(spark, write.target_table)
-    written = delta_tables.rows_written_since(
-        spark, write.target_table, before.version, latest=after.version, log=after.log
-    )
-    applied = "" if write.changes is None else applied_said(write.changes, delta_tables.merged_rows_since(
-        spark, write.target_table, before.version, latest=after.version, log=after.log
-    ), catch_up)
+    commits = (delta_tables.commits_since(spark, write.target_table, before.version, after.log)
+               if after.version > before.version else [])
+    written = delta_tables.rows_written(commits)
+    applied = ("" if write.changes is None
+               else applied_said(write.changes, delta_tables.merged_rows(commits), catch_up))
     # A new table has them from its creation; an older one gets them (or changes) here, between
     # the two queries, while nothing writes the table.
     streaming_catalog.record(

@@ -11,7 +11,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from bench.rows_read import rows_read_by_run
-from python_runners.runtime import delta_tables
+from python_runners.runtime.delta import tables as delta_tables
 from python_runners.runtime.errors import explain
 from python_runners.runtime.progress.batch import batches_of
 from python_runners.runtime.writes.streaming import StreamingWrite, start_streaming_write

@@ -129,8 +129,7 @@ def _medians(merges: list[dict[str, int]]) -> dict[str, float]:
 
 def commits_since(spark, table: str, version: int) -> tuple[list[str], list[dict[str, int]]]:
     """The operations of the commits after `version`, and the MERGE commits' metrics."""
-    from python_runners.runtime import delta_tables
-
+    from python_runners.runtime.delta import tables as delta_tables
     commits = delta_tables.commits_since(spark, table, version)
     return [operation for operation, _ in commits], [
         {name: int(metrics.get(name, 0)) for name in MERGE_METRICS}
@@ -214,8 +213,8 @@ def summary_line(result: dict) -> str:
 
 def measure_size(spark, lakehouse: Lakehouse, feed: ChangeFeed, batches: int, files: int,
                  clock: PhaseClock) -> list[Measured]:
-    from python_runners.runtime.changes import CHANGE_DATA_FEED, ApplyChanges
-    from python_runners.runtime.triggers import AVAILABLE_NOW
+    from python_runners.runtime.config.cdc import CHANGE_DATA_FEED, ApplyChanges
+    from python_runners.runtime.config.triggers import AVAILABLE_NOW
     from python_runners.runtime.writes.apply_changes import create_tables_if_missing
     from python_runners.runtime.writes.change_rows import FeedShape
     from python_runners.runtime.writes.streaming import StreamingWrite
@@ -250,8 +249,7 @@ def measure_size(spark, lakehouse: Lakehouse, feed: ChangeFeed, batches: int, fi
         results[stored_as] = Measured(keys, stored_as, load_s=time.perf_counter() - load_started)
         print(f"  {stored_as}: {keys} rows loaded in bulk in {results[stored_as].load_s:.1f} s", flush=True)
 
-    from python_runners.runtime import delta_tables
-
+    from python_runners.runtime.delta import tables as delta_tables
     for round_ in range(1 + batches):
         append_changes(spark, source, feed.next_batch())
         # Alternate the order, so neither always runs right after the other (GC, caches).

@@ -205,7 +205,7 @@ def one_batch(spark, lakehouse: Lakehouse, variant: Variant, round_: int, clock:
 
     from python_runners.runtime.errors import explain
     from python_runners.runtime.progress.batch import batches_of
-    from python_runners.runtime.triggers import AVAILABLE_NOW
+    from python_runners.runtime.config.triggers import AVAILABLE_NOW
     from python_runners.runtime.writes.streaming import StreamingWrite, start_streaming_write
 
     model = f"{variant.name}_{round_}"
@@ -251,7 +251,7 @@ def check_batch(spark, write, batches, should: Expected, rows: int) -> list[str]
     """What differs between the batch's tables and counts and what the data says; empty when nothing."""
     from pyspark.sql import functions as F
 
-    from python_runners.runtime.expectations import FAILED_COLUMN, ExpectationCounts
+    from python_runners.runtime.config.expectations import FAILED_COLUMN, ExpectationCounts
 
     problems = []
     if [batch.input_rows for batch in batches] != [rows]:

@@ -20,7 +20,7 @@ from py4j.protocol import Py4JError
 from pyspark.sql import DataFrameWriter
 from pyspark.sql.streaming import DataStreamWriter
 
-from python_runners.runtime.expectations import QUARANTINE_SUFFIX
+from python_runners.runtime.config.expectations import QUARANTINE_SUFFIX
 
 
 class ForeachBatchClock:

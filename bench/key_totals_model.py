@@ -14,7 +14,7 @@ from pyspark.sql import SparkSession
 from bench.batch_shapes import BatchShape
 from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.runtime.writes.streaming import StreamingWrite
-from python_runners.runtime.triggers import AVAILABLE_NOW
+from python_runners.runtime.config.triggers import AVAILABLE_NOW
 
 SCHEMA = "bench"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from python_runners.runtime.changes import ApplyChanges
+from python_runners.runtime.config.cdc import ApplyChanges
 from python_runners.runtime.errors import StreamingModelError
 from python_runners.runtime.writes.apply_changes import apply_change_batch, create_tables_if_missing
 from python_runners.runtime.writes.change_rows import FeedShape

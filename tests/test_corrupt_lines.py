@@ -13,8 +13,8 @@ import json
 import pytest
 
 from dbt_results import failure_messages, node_results, rows_processed
-from python_runners.runtime.run import StreamingRun
-from python_runners.runtime.serving import ServedQuery, _supervise
+from python_runners.runtime.run.streaming_run import StreamingRun
+from python_runners.runtime.run.serving import ServedQuery, _supervise
 from python_runners.testing.landing import land_json_lines, land_text, landing_folder
 from streaming_projects import write_streaming_project
 

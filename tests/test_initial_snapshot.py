@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from python_runners.runtime import hadoop_fs
+from python_runners.runtime.delta import hadoop_fs
 from python_runners.runtime.sources.initial_snapshot import plan_batch_past_initial_snapshot, started_in_initial_snapshot
 
 SCHEMA = "initial_snapshot"

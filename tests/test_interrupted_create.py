@@ -9,9 +9,8 @@ from __future__ import annotations
 import pytest
 from delta.tables import DeltaTable
 
-from python_runners.runtime import delta_tables
-
-from python_runners.runtime import hadoop_fs
+from python_runners.runtime.delta import tables as delta_tables
+from python_runners.runtime.delta import hadoop_fs
 from python_runners.runtime.errors import StreamingModelError
 
 SCHEMA = "interrupted"

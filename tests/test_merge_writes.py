@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 import pytest
 from pyspark.sql import functions as F
 
-from python_runners.runtime import delta_tables
+from python_runners.runtime.delta import tables as delta_tables
 from python_runners.runtime.writes.merge import MATERIALIZE_SOURCE, merge_batch
 
 SCHEMA = "merge_writes"

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from dbt_results import failure_messages, node_results, rows_processed
-from python_runners.runtime import hadoop_fs
+from python_runners.runtime.delta import hadoop_fs
 from python_runners.runtime.errors import cannot_run
 from streaming_projects import write_streaming_project
 

@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Sequence
 
-from python_runners.runtime.checkpoint_reset import CheckpointResetError, StartingPoint
+from python_runners.runtime.lifecycle.checkpoint_reset import CheckpointResetError, StartingPoint
 
 
 def parser() -> argparse.ArgumentParser:

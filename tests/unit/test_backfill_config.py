@@ -1,4 +1,4 @@
-"""A streaming_table's `backfills` read with its config (runtime/backfills.py through
+"""A streaming_table's `backfills` read with its config (runtime/config/backfills.py through
 model_config.py): what a valid one becomes, every error naming the model and the setting, and the
 backfill's Delta transaction passed over where a stream looks for its own last batch. No JVM."""
 
@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from python_runners.runtime.backfills import Backfill, BackfillConfigError
+from python_runners.runtime.config.backfills import Backfill, BackfillConfigError
 from python_runners.runtime.errors import ConfigError
-from python_runners.runtime.model_config import read_model_config
+from python_runners.runtime.config.model import read_model_config
 from python_runners.runtime.writes.batch_marks import batch_mark, recorded_batch
 
 

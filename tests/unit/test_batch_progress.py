@@ -14,12 +14,12 @@ from types import SimpleNamespace
 import pytest
 from pyspark.sql.streaming.listener import StreamingQueryProgress
 
-from python_runners.runtime import run as streaming_run
+from python_runners.runtime.run import streaming_run
 from python_runners.runtime.progress import status_file
 from python_runners.runtime.progress.batch import BatchProgress, batches_of, iso, last_batch
 from python_runners.runtime.progress.live import LiveProgress, batch_line
 from python_runners.runtime.progress.table import COLUMNS, progress_row
-from python_runners.runtime.run import NoStreamingRunError, StreamingRun
+from python_runners.runtime.run.streaming_run import NoStreamingRunError, StreamingRun
 from python_runners.runtime.writes.streaming import summarise
 
 # A stream-stream join with a watermark, reading two sources (Spark 4.1's JSON, shortened ids).

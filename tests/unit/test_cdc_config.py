@@ -1,13 +1,13 @@
-"""A cdc_table's settings (runtime/changes.py, read through model_config): what is kept, and every
+"""A cdc_table's settings (runtime/config/cdc.py, read through model_config): what is kept, and every
 mistake refused before anything runs, naming the model and the setting."""
 
 from __future__ import annotations
 
 import pytest
 
-from python_runners.runtime.changes import ApplyChanges
+from python_runners.runtime.config.cdc import ApplyChanges
 from python_runners.runtime.errors import ConfigError
-from python_runners.runtime.model_config import read_model_config
+from python_runners.runtime.config.model import read_model_config
 
 FEED = ["mrn", "ward", "op", "lsn", "changed_at"]
 BASE = {"keys": ["mrn"], "sequence_by": "lsn", "apply_as_deletes": "op = 'D'", "except_columns": ["op"]}

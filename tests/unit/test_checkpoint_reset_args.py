@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from python_runners.ops.reset_checkpoint import dbt_args
-from python_runners.runtime.checkpoint_reset import (
+from python_runners.runtime.lifecycle.checkpoint_reset import (
     CheckpointResetError, Input, Reset, StartingPoint, normal_table, parse_timestamp, streaming_inputs,
 )
 
@@ -99,7 +99,7 @@ def test_the_record_reads_back_as_written():
      "Model m: output_mode 'complete' writes aggregates"),
 ])
 def test_models_a_reset_would_corrupt_are_refused_before_spark_is_asked(config, said):
-    from python_runners.runtime.checkpoint_reset import reset_checkpoint
+    from python_runners.runtime.lifecycle.checkpoint_reset import reset_checkpoint
 
     with pytest.raises(CheckpointResetError, match=said):
         reset_checkpoint(None, config, "t", [Input("up", "delta_table", table="s.up")], StartingPoint("now", timestamp_ms=NOW))

@@ -1,4 +1,4 @@
-"""Unknown keys in a streaming model's config are errors (runtime/settings.py, model_config.py):
+"""Unknown keys in a streaming model's config are errors (runtime/config/settings.py, model_config.py):
 a misspelt setting names the nearest valid one instead of running on the default, while every
 config dbt and dbt-spark give a model, and every key the demo project sets, is accepted."""
 
@@ -12,10 +12,10 @@ import yaml
 from dbt.adapters.spark.impl import SparkConfig
 from dbt.artifacts.resources import ModelConfig as DbtModelConfig
 
-from python_runners.runtime import settings
-from python_runners.runtime.changes import SETTINGS as CDC_SETTINGS
+from python_runners.runtime.config import settings
+from python_runners.runtime.config.cdc import SETTINGS as CDC_SETTINGS
 from python_runners.runtime.lakehouse import REPO_ROOT
-from python_runners.runtime.model_config import (
+from python_runners.runtime.config.model import (
     STREAMING_MATERIALIZATIONS, ModelConfigError, read_model_config,
 )
 

@@ -1,4 +1,4 @@
-"""A model's enforced contract (runtime/contracts.py): read from the node, compared with the
+"""A model's enforced contract (runtime/config/contracts.py): read from the node, compared with the
 query's columns, its constraints named for Delta, and Delta's refusals retold. No Spark."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from python_runners.runtime.contracts import Check, Contract, ContractError, canonical_type, with_not_null
-from python_runners.runtime.delta_constraints import wanted_checks
+from python_runners.runtime.config.contracts import Check, Contract, ContractError, canonical_type, with_not_null
+from python_runners.runtime.delta.constraints import wanted_checks
 from python_runners.runtime.errors import ConfigError, constraint_violated, explain
-from python_runners.runtime.model_config import read_model_config
+from python_runners.runtime.config.model import read_model_config
 
 
 def column(name: str, data_type: str | None = None, *constraints: dict) -> dict:

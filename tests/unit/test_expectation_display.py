@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 from python_runners.ops import report as progress_report
 from python_runners.ops import service
-from python_runners.runtime.expectations import ExpectationCounts
+from python_runners.runtime.config.expectations import ExpectationCounts
 from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.runtime.progress import status_file
 from python_runners.runtime.progress.batch import BatchProgress

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from python_runners.runtime.errors import StreamingModelError
-from python_runners.runtime.full_refresh import plan, stream_reads_of
+from python_runners.runtime.lifecycle.full_refresh import plan, stream_reads_of
 
 
 def node(name: str, sql: str = "select 1", reads: tuple[str, ...] = (), materialized: str = "streaming_table",

@@ -1,15 +1,15 @@
-"""A model's config read once (runtime/model_config.py): every setting, and every error it raises."""
+"""A model's config read once (runtime/config/model.py): every setting, and every error it raises."""
 
 from __future__ import annotations
 
 import pytest
 
 from python_runners.runtime.errors import ConfigError
-from python_runners.runtime.event_time import Dedupe, Watermark
-from python_runners.runtime.intervals import is_interval
-from python_runners.runtime.model_config import ModelConfigError, read_model_config
+from python_runners.runtime.config.event_time import Dedupe, Watermark
+from python_runners.runtime.config.intervals import is_interval
+from python_runners.runtime.config.model import ModelConfigError, read_model_config
 from python_runners.runtime.sources.views import StreamSourceConfigError
-from python_runners.runtime.triggers import Trigger
+from python_runners.runtime.config.triggers import Trigger
 
 
 def node(name: str = "counts", materialized: str = "streaming_table", sources=(), **config):

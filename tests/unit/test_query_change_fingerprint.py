@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from python_runners.runtime.errors import StreamingModelError
-from python_runners.runtime.query_changes import (
+from python_runners.runtime.lifecycle.query_changes import (
     LINE_WIDTH, NOTE_WIDTH, QueryChangeConfigError, QueryVersion, applied_note, check, history_note,
     policy_from_config,
 )

@@ -1,4 +1,4 @@
-"""Blue/green redeploy's config and the parts of it that need no Spark (runtime/redeploy.py):
+"""Blue/green redeploy's config and the parts of it that need no Spark (runtime/lifecycle/redeploy.py):
 `on_query_change: redeploy` and `rollback_window` read with the model's config, which upstream
 models a model streams from so that their swap rebuilds it, the Delta positions read from a
 checkpoint's offsets file, and the rollback command's dbt arguments. No JVM."""
@@ -10,10 +10,10 @@ import json
 import pytest
 
 from python_runners.ops.rollback import dbt_args
-from python_runners.runtime.intervals import parse_duration_seconds
-from python_runners.runtime.model_config import ModelConfigError, read_model_config
-from python_runners.runtime.query_changes import QueryChangeConfigError, policy_from_config
-from python_runners.runtime.redeploy import positions_in_offsets
+from python_runners.runtime.config.intervals import parse_duration_seconds
+from python_runners.runtime.config.model import ModelConfigError, read_model_config
+from python_runners.runtime.lifecycle.query_changes import QueryChangeConfigError, policy_from_config
+from python_runners.runtime.lifecycle.redeploy import positions_in_offsets
 
 
 def node(name: str, sql: str = "select 1", reads: tuple[str, ...] = (), schema: str = "gold",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
-from python_runners.runtime import hadoop_fs
+from python_runners.runtime.delta import hadoop_fs
 from python_runners.runtime.sources.schemas import (
     POLICIES,
     SchemaVersion,

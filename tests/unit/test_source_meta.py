@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from python_runners.runtime import hadoop_fs
+from python_runners.runtime.delta import hadoop_fs
 from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.runtime.sources.views import (
     SourceViews,

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Mapping, Optional, Union
 
-from python_runners.runtime.expectations import OBSERVATION, ExpectationCounts
+from python_runners.runtime.config.expectations import OBSERVATION, ExpectationCounts
 
 # Spark's watermark before any event has been seen
 NO_WATERMARK = datetime(1970, 1, 1, tzinfo=timezone.utc)

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from python_runners.runtime.expectations import ExpectationCounts, expectations_said
+from python_runners.runtime.config.expectations import ExpectationCounts, expectations_said
 from python_runners.runtime.progress.batch import BatchProgress, iso
 
 COLUMNS = ("stream", "batch", "rows in", "rows/s", "batch time", "watermark", "expectations")
@@ -61,7 +61,7 @@ def batch_line(progress: Any) -> str:
 
 class LiveProgress:
     """Receives each batch's progress (from any thread) and shows it. A run has one
-    (python_runners/runtime/run.py): `with run.display:` the live table is up (on a terminal)
+    (python_runners/runtime/run/streaming_run.py): `with run.display:` the live table is up (on a terminal)
     while the block runs."""
 
     def __init__(self, out: Optional[IO[str]] = None, live: Optional[bool] = None,

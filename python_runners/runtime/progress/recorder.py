@@ -1,6 +1,6 @@
 """Every micro-batch's progress, as it happens: shown live and kept in the progress table.
 
-A StreamingQueryListener hears each query's progress; the run (python_runners/runtime/run.py)
+A StreamingQueryListener hears each query's progress; the run (python_runners/runtime/run/streaming_run.py)
 owns it and makes it a listener of the session, once. Each batch, read once (progress/batch.py),
 goes to the run's live display (progress/live.py) at once and is kept in memory until the next
 flush appends it to the progress table: at the end of a run (on-run-end) and, while serving,
@@ -21,13 +21,13 @@ from typing import Any, Callable, Optional
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
 
-from python_runners.runtime.expectations import ExpectationCounts
+from python_runners.runtime.config.expectations import ExpectationCounts
 from python_runners.runtime.progress import table as progress_table
 from python_runners.runtime.progress.batch import BatchProgress, last_batch
-from python_runners.runtime.own_time import OwnTime
+from python_runners.runtime.run.own_time import OwnTime
 
 BatchCallback = Callable[[BatchProgress], None]
-# A unit test's micro-batch scenario runs a query of its own (runtime/model_tests.py): a test, not
+# A unit test's micro-batch scenario runs a query of its own (runtime/run/model_tests.py): a test, not
 # the pipeline's progress, so neither shown nor kept.
 UNIT_TEST_QUERY_PREFIX = "unit_test__"
 

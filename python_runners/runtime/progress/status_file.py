@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Optional
 
-from python_runners.runtime.expectations import ExpectationCount, ExpectationCounts
+from python_runners.runtime.config.expectations import ExpectationCount, ExpectationCounts
 from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.runtime.progress.batch import BatchProgress, iso, last_batch
 

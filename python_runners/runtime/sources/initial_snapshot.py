@@ -37,8 +37,7 @@ from typing import Optional
 
 from pyspark.sql import SparkSession
 
-from python_runners.runtime import hadoop_fs
-
+from python_runners.runtime.delta import hadoop_fs
 VOID_OFFSET = "-"  # Spark's offset-log line for a source without an offset
 
 

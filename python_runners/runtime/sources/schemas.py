@@ -26,7 +26,7 @@ from typing import Optional
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructField, StructType
 
-from python_runners.runtime import hadoop_fs
+from python_runners.runtime.delta import hadoop_fs
 from python_runners.runtime.errors import ConfigError
 
 POLICIES = ("add_new_columns", "rescue", "fail_on_new_columns", "none")

@@ -25,8 +25,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
-from python_runners.runtime import hadoop_fs
-
+from python_runners.runtime.delta import hadoop_fs
 from python_runners.runtime.sources import schemas as source_schemas
 from python_runners.runtime.sources.kafka import KafkaSourceConfigError, batch_read_options, kafka_options
 from python_runners.runtime.lakehouse import Lakehouse

@@ -8,8 +8,8 @@ from typing import Mapping
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from python_runners.runtime import delta_tables
-from python_runners.runtime.changes import ApplyChanges
+from python_runners.runtime.delta import tables as delta_tables
+from python_runners.runtime.config.cdc import ApplyChanges
 from python_runners.runtime.progress import batch_notes
 from python_runners.runtime.progress.batch import batches_of
 from python_runners.runtime.writes import sequence_ties

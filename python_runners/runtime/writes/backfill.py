@@ -1,6 +1,6 @@
 """Backfills: historical data appended once to an append-mode streaming table, by the model's SQL.
 
-Each backfill (config in runtime/backfills.py) runs the model's compiled SQL as a batch query
+Each backfill (config in runtime/config/backfills.py) runs the model's compiled SQL as a batch query
 with its one streaming input (a `source()` stream view or a `stream(<table>)`) replaced by a
 view over the historical data, conformed to the input's schema: the history gets the same
 columns, cleaning, dedupe, contract and expectations as streamed rows. The rows are appended
@@ -26,14 +26,18 @@ from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
-from python_runners.runtime import delta_constraints, delta_tables, hadoop_fs
-from python_runners.runtime.backfills import Backfill
+from python_runners.runtime.delta import constraints as delta_constraints
+
+from python_runners.runtime.delta import tables as delta_tables
+
+from python_runners.runtime.delta import hadoop_fs
+from python_runners.runtime.config.backfills import Backfill
 from python_runners.runtime.errors import StreamingModelError, explain
-from python_runners.runtime.expectations import ExpectationCounts, expectations_said
+from python_runners.runtime.config.expectations import ExpectationCounts, expectations_said
 from python_runners.runtime.lakehouse import Lakehouse
-from python_runners.runtime.model_config import ModelConfig
+from python_runners.runtime.config.model import ModelConfig
 from python_runners.runtime.session import claim_lakehouse_for
-from python_runners.runtime.stream_reads import STREAM_READ
+from python_runners.runtime.config.stream_reads import STREAM_READ
 from python_runners.runtime.sources.views import (
     StreamSource, _json_with_rescued_data, source_view_name,
 )

@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, StructField, StructType, TimestampType
 from py4j.protocol import Py4JJavaError
 
-from python_runners.runtime.changes import ApplyChanges, ChangesConfigError
+from python_runners.runtime.config.cdc import ApplyChanges, ChangesConfigError
 from python_runners.runtime.errors import StreamingModelError
 from python_runners.runtime.writes import sequence_ties
 

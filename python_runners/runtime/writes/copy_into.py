@@ -22,16 +22,14 @@ from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from py4j.protocol import Py4JJavaError
 
-from python_runners.runtime import delta_tables
-
-from python_runners.runtime import hadoop_fs
-
-from python_runners.runtime import catalog as streaming_catalog
-from python_runners.runtime import delta_constraints
-from python_runners.runtime.contracts import Contract, with_not_null
-from python_runners.runtime.expectations import ExpectationCounts, Expectations, expectations_said
+from python_runners.runtime.delta import tables as delta_tables
+from python_runners.runtime.delta import hadoop_fs
+from python_runners.runtime.delta import catalog as streaming_catalog
+from python_runners.runtime.delta import constraints as delta_constraints
+from python_runners.runtime.config.contracts import Contract, with_not_null
+from python_runners.runtime.config.expectations import ExpectationCounts, Expectations, expectations_said
 from python_runners.runtime.lakehouse import Lakehouse
-from python_runners.runtime.model_config import ModelConfig
+from python_runners.runtime.config.model import ModelConfig
 from python_runners.runtime.writes.expectation_checks import (
     check_rules, checked, kept_rows, model_columns, quarantined_rows,
 )

@@ -24,17 +24,19 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructField, StructType
 
-from python_runners.runtime import delta_tables, interruption
+from python_runners.runtime.delta import tables as delta_tables
+
+from python_runners.runtime.run import interruption
 from python_runners.runtime.errors import StreamingModelError, explain
 from python_runners.runtime.session import claim_lakehouse_for
 from python_runners.runtime.sources.corrupt_lines import CorruptLines, checkpoint_of, table_of
-from python_runners.runtime.triggers import Trigger
+from python_runners.runtime.config.triggers import Trigger
 from python_runners.runtime.writes import batch_errors
 from python_runners.runtime.writes.idempotent_batches import once_per_batch
 
 if TYPE_CHECKING:
     from python_runners.runtime.progress.recorder import ProgressRecorder
-    from python_runners.runtime.run import StreamingRun
+    from python_runners.runtime.run.streaming_run import StreamingRun
     from python_runners.runtime.writes.streaming import StreamingWrite
 
 

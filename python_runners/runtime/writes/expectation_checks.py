@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, NullType
 
 from python_runners.runtime.errors import EXPECTATION_FAILED, root_cause
-from python_runners.runtime.expectations import (
+from python_runners.runtime.config.expectations import (
     FAILED_COLUMN, OBSERVATION, QUARANTINED_AT_COLUMN, ROWS_CHECKED, ROWS_DROPPED,
     ROWS_QUARANTINED, Expectation, ExpectationConfigError, Expectations, metric_name,
 )

@@ -24,9 +24,8 @@ from py4j.protocol import Py4JJavaError
 from pyspark.errors.exceptions.captured import CapturedException
 from pyspark.sql import DataFrame, SparkSession
 
-from python_runners.runtime import delta_tables
-
-from python_runners.runtime import hadoop_fs
+from python_runners.runtime.delta import tables as delta_tables
+from python_runners.runtime.delta import hadoop_fs
 from python_runners.runtime.writes.batch_marks import batch_mark, recorded_batch
 
 # Delta's session settings for idempotent MERGE / UPDATE / DELETE / INSERT statements.

@@ -16,7 +16,7 @@ from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from python_runners.runtime.hadoop_fs import DataFile
+from python_runners.runtime.delta.hadoop_fs import DataFile
 
 SCHEMA = (
     "load_id bigint, file_path string, file_size bigint, file_modification_time timestamp, "

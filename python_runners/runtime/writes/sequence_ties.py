@@ -30,7 +30,9 @@ from typing import Optional, Sequence
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from python_runners.runtime import delta_tables, hadoop_fs
+from python_runners.runtime.delta import tables as delta_tables
+
+from python_runners.runtime.delta import hadoop_fs
 from python_runners.runtime.errors import StreamingModelError
 from python_runners.runtime.progress import batch_notes
 from python_runners.runtime.writes.batch_marks import recorded_batch_in

@@ -12,17 +12,20 @@ from pyspark.sql.types import StructType
 from pyspark.sql.streaming import StreamingQuery
 from py4j.protocol import Py4JJavaError
 
-from python_runners.runtime import checkpoint_reset, checkpoints
-from python_runners.runtime import query_changes, redeploy
-from python_runners.runtime import delta_tables
-from python_runners.runtime import delta_constraints
-from python_runners.runtime.contracts import Contract, with_not_null
+from python_runners.runtime.lifecycle import checkpoint_reset
+
+from python_runners.runtime.lifecycle import checkpoints
+from python_runners.runtime.lifecycle import query_changes
+from python_runners.runtime.lifecycle import redeploy
+from python_runners.runtime.delta import tables as delta_tables
+from python_runners.runtime.delta import constraints as delta_constraints
+from python_runners.runtime.config.contracts import Contract, with_not_null
 from python_runners.runtime.sources import initial_snapshot
-from python_runners.runtime import interruption
+from python_runners.runtime.run import interruption
 from python_runners.runtime.progress.batch import batches_of
-from python_runners.runtime.run import StreamingRun
-from python_runners.runtime import catalog as streaming_catalog
-from python_runners.runtime.event_time import Dedupe
+from python_runners.runtime.run.streaming_run import StreamingRun
+from python_runners.runtime.delta import catalog as streaming_catalog
+from python_runners.runtime.config.event_time import Dedupe
 from python_runners.runtime.writes.expectation_checks import (
     checked, model_columns, quarantine_columns, splitting_quarantine,
 )
@@ -30,15 +33,15 @@ from python_runners.runtime.writes.idempotent_batches import appending_once, ove
 from python_runners.runtime.writes.merge import merge_writer
 from python_runners.runtime.writes.apply_changes import applied_said, applying_changes, create_tables_if_missing
 from python_runners.runtime.writes.change_rows import FeedShape
-from python_runners.runtime.changes import ApplyChanges
-from python_runners.runtime.expectations import ExpectationCounts, Expectations, expectations_said
+from python_runners.runtime.config.cdc import ApplyChanges
+from python_runners.runtime.config.expectations import ExpectationCounts, Expectations, expectations_said
 from python_runners.runtime.session import claim_lakehouse_for
-from python_runners.runtime.model_config import DEFAULT_ROLLBACK_WINDOW, ModelConfig
+from python_runners.runtime.config.model import DEFAULT_ROLLBACK_WINDOW, ModelConfig
 from python_runners.runtime.errors import StreamingError, StreamingModelError, explain
 from python_runners.runtime.writes import batch_errors
 from python_runners.runtime.writes import corrupt_lines as corrupt_lines_writes
 from python_runners.runtime.sources.corrupt_lines import CorruptLines
-from python_runners.runtime.triggers import Trigger
+from python_runners.runtime.config.triggers import Trigger
 
 
 

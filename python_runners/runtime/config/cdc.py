@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
 from python_runners.runtime.errors import ConfigError, StreamingModelError
-from python_runners.runtime.intervals import EXAMPLES, is_interval
+from python_runners.runtime.config.intervals import EXAMPLES, is_interval
 
 STORED_AS = ("scd1", "scd2")
 SETTINGS = (

@@ -23,9 +23,9 @@ from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql.types import IntegerType, StructField, StructType, _parse_datatype_string
 
 from python_runners.runtime.errors import ConfigError, StreamingModelError
-from python_runners.runtime.event_time import Watermark
+from python_runners.runtime.config.event_time import Watermark
 from python_runners.runtime.progress.recorder import UNIT_TEST_QUERY_PREFIX
-from python_runners.runtime.stream_reads import STREAM_READ
+from python_runners.runtime.config.stream_reads import STREAM_READ
 
 BATCH = "_batch"
 _FIXTURE = re.compile(r"\b(__dbt__cte__\w+)\s+as\s*\(", re.I)
@@ -191,7 +191,7 @@ def run_scenario(
     sql: str, expected_rows: list,
 ) -> DataFrame:
     """The model's rows after each batch of its given rows, through Spark's streaming engine."""
-    from python_runners.runtime.model_config import read_model_config
+    from python_runners.runtime.config.model import read_model_config
     from python_runners.runtime.writes.expectation_checks import checked, kept_rows, model_columns
 
     name = test["name"]

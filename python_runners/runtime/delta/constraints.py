@@ -21,8 +21,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, StructType
 from py4j.protocol import Py4JJavaError
 
-from python_runners.runtime import delta_tables
-from python_runners.runtime.contracts import Check, Contract, ContractError
+from python_runners.runtime.delta import tables as delta_tables
+from python_runners.runtime.config.contracts import Check, Contract, ContractError
 from python_runners.runtime.errors import StreamingModelError, error_text, explain
 
 PROPERTY_PREFIX = "delta.constraints."  # where Delta keeps a table's check constraints

@@ -14,19 +14,21 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
-from python_runners.runtime import query_changes, settings
-from python_runners.runtime.backfills import Backfill, backfills_from_config
-from python_runners.runtime.catalog import describe_trigger
-from python_runners.runtime.changes import CHANGE_DATA_FEED, ApplyChanges
+from python_runners.runtime.lifecycle import query_changes
+
+from python_runners.runtime.config import settings
+from python_runners.runtime.config.backfills import Backfill, backfills_from_config
+from python_runners.runtime.delta.catalog import describe_trigger
+from python_runners.runtime.config.cdc import CHANGE_DATA_FEED, ApplyChanges
 from python_runners.runtime.errors import ConfigError, streams_changing_table
-from python_runners.runtime.contracts import Contract
-from python_runners.runtime.event_time import Dedupe, Watermark
-from python_runners.runtime.expectations import Expectations
-from python_runners.runtime.full_refresh import follows_changes, stream_reads_of
-from python_runners.runtime.intervals import parse_duration_seconds
+from python_runners.runtime.config.contracts import Contract
+from python_runners.runtime.config.event_time import Dedupe, Watermark
+from python_runners.runtime.config.expectations import Expectations
+from python_runners.runtime.lifecycle.full_refresh import follows_changes, stream_reads_of
+from python_runners.runtime.config.intervals import parse_duration_seconds
 from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.runtime.sources.views import FILE_FORMATS, StreamSource
-from python_runners.runtime.triggers import AVAILABLE_NOW, Trigger
+from python_runners.runtime.config.triggers import AVAILABLE_NOW, Trigger
 
 STREAMING_MATERIALIZATIONS = ("streaming_table", "cdc_table", "copy_into")
 DEFAULT_ROLLBACK_WINDOW = "7 days"
@@ -69,7 +71,7 @@ class ModelConfig:
     model_trigger: Trigger = AVAILABLE_NOW  # the model's own
     watermarks: tuple[Watermark, ...] = ()
     dedupe: Optional[Dedupe] = None
-    backfills: tuple[Backfill, ...] = ()  # historical data appended once (runtime/backfills.py)
+    backfills: tuple[Backfill, ...] = ()  # historical data appended once (runtime/config/backfills.py)
     on_query_change: str = query_changes.DEFAULT_POLICY
     query: Optional[query_changes.QueryVersion] = None  # None while only compiling
     rollback_window: str = DEFAULT_ROLLBACK_WINDOW  # how long a redeploy keeps the old version

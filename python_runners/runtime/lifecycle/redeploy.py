@@ -38,10 +38,16 @@ from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 from pyspark.sql import SparkSession
 
-from python_runners.runtime import checkpoints, delta_tables, hadoop_fs, query_changes
-from python_runners.runtime import catalog as streaming_catalog
+from python_runners.runtime.lifecycle import checkpoints
+
+from python_runners.runtime.delta import tables as delta_tables
+
+from python_runners.runtime.delta import hadoop_fs
+
+from python_runners.runtime.lifecycle import query_changes
+from python_runners.runtime.delta import catalog as streaming_catalog
 from python_runners.runtime.errors import StreamingModelError
-from python_runners.runtime.intervals import parse_duration_seconds
+from python_runners.runtime.config.intervals import parse_duration_seconds
 
 if TYPE_CHECKING:
     from python_runners.runtime.writes.streaming import StreamingWrite, StreamSummary
@@ -386,7 +392,7 @@ def roll_back_model(
     spark: SparkSession, node, graph, run_vars, table: str,
 ) -> str:
     """The rollback `dbt run-operation rollback_redeploy` asks for; what was done, to print."""
-    from python_runners.runtime.model_config import read_model_config
+    from python_runners.runtime.config.model import read_model_config
     from python_runners.runtime.session import claim_lakehouse_for
     from python_runners.runtime.writes.streaming import StreamingWrite
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pyspark.sql import SparkSession
 
-from python_runners.runtime import hadoop_fs
+from python_runners.runtime.delta import hadoop_fs
 from python_runners.runtime.errors import StreamingModelError
 
 
@@ -49,7 +49,7 @@ def check_matches_table(
 
 
 def _reset_recorded(spark: SparkSession, location: str) -> bool:
-    from python_runners.runtime.checkpoint_reset import RECORD
+    from python_runners.runtime.lifecycle.checkpoint_reset import RECORD
 
     return hadoop_fs.exists(spark, location.rstrip("/") + "/" + RECORD)
 

@@ -13,9 +13,7 @@ import dataclasses
 from functools import cache
 from typing import Mapping
 
-from python_runners.runtime import changes
-
-# Every streaming materialisation: the Delta table's layout and properties, a new column, and
+from python_runners.runtime.config import cdc as changes  # Every streaming materialisation: the Delta table's layout and properties, a new column, and
 # the rules each row is checked by.
 _TABLE = ("partition_by", "tblproperties", "on_schema_change", "expectations", "quarantine_table")
 # The ones that run a streaming query, each from a checkpoint of its own.

@@ -31,9 +31,11 @@ from typing import Any, Mapping, Optional, Sequence
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from python_runners.runtime import checkpoints, hadoop_fs
+from python_runners.runtime.lifecycle import checkpoints
+
+from python_runners.runtime.delta import hadoop_fs
 from python_runners.runtime.errors import ConfigError, StreamingModelError, root_cause
-from python_runners.runtime.stream_reads import STREAM_READ
+from python_runners.runtime.config.stream_reads import STREAM_READ
 
 RECORD = "_reset.json"
 APPLIED = "_reset.applied.json"
@@ -245,8 +247,7 @@ def _with_latest_version(spark: SparkSession, read: Input, landing_path) -> Inpu
 
 
 def _latest_version(spark: SparkSession, read: Input, landing_path) -> int:
-    from python_runners.runtime import delta_tables
-
+    from python_runners.runtime.delta import tables as delta_tables
     if read.kind == "delta_table":
         snapshot = delta_tables.snapshot(spark, read.table)
         return snapshot.version if snapshot.exists else -1
@@ -350,8 +351,7 @@ def _stream_read_from(spark: SparkSession, reset: Reset, match: re.Match) -> str
 
 def _delta_options(spark: SparkSession, reset: Reset, read: Input) -> dict[str, str]:
     """Delta's starting option for the input, worked out now."""
-    from python_runners.runtime import delta_tables
-
+    from python_runners.runtime.delta import tables as delta_tables
     point = reset.point
     if point.kind == "version":
         return {"startingVersion": str(point.version)}
@@ -465,7 +465,7 @@ def reset_model_checkpoint(
     run_vars: Mapping[str, Any], arguments: Mapping[str, Any], table: str, lakehouse: Any,
 ) -> str:
     """The reset `dbt run-operation reset_checkpoint` asks for; what was done, to print."""
-    from python_runners.runtime.model_config import read_model_config
+    from python_runners.runtime.config.model import read_model_config
     from python_runners.runtime.session import claim_lakehouse_for
 
     config = read_model_config(node, graph, run_vars)

@@ -18,7 +18,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 from py4j.protocol import Py4JJavaError
 
-from python_runners.runtime import hadoop_fs
+from python_runners.runtime.delta import hadoop_fs
 from python_runners.runtime.errors import StreamingModelError
 
 _NOT_FOUND = ("TABLE_OR_VIEW_NOT_FOUND", "NoSuchTableException", "SCHEMA_NOT_FOUND", "NoSuchDatabaseException")

@@ -19,14 +19,14 @@ from typing import Callable, Iterable, Optional
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from python_runners.runtime import interruption
+from python_runners.runtime.run import interruption
 from python_runners.runtime.progress import status_file as service_status
 from python_runners.runtime.progress.batch import last_batch
 from python_runners.runtime.progress.recorder import ProgressRecorder
-from python_runners.runtime.run import StreamingRun
+from python_runners.runtime.run.streaming_run import StreamingRun
 from python_runners.runtime.writes import streaming as streaming_writes
 from python_runners.runtime.lakehouse import Lakehouse
-from python_runners.runtime.own_time import OwnTime
+from python_runners.runtime.run.own_time import OwnTime
 from python_runners.runtime.errors import StreamingModelError, root_cause
 
 POLL_SECONDS = 0.5

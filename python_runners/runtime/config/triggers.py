@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from python_runners.runtime.intervals import is_interval
+from python_runners.runtime.config.intervals import is_interval
 
 KINDS = ("available_now", "once", "processing_time")
 

@@ -15,12 +15,12 @@ from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from py4j.protocol import Py4JJavaError
 
-from python_runners.runtime.changes import ApplyChanges
-from python_runners.runtime.expectations import Expectations
-from python_runners.runtime.event_time import Watermark, with_watermarks
+from python_runners.runtime.config.cdc import ApplyChanges
+from python_runners.runtime.config.expectations import Expectations
+from python_runners.runtime.config.event_time import Watermark, with_watermarks
 from python_runners.runtime.writes.change_rows import FeedShape, check_feed
-from python_runners.runtime.contracts import Contract
-from python_runners.runtime.delta_constraints import check_query
+from python_runners.runtime.config.contracts import Contract
+from python_runners.runtime.delta.constraints import check_query
 from python_runners.runtime.writes.expectation_checks import check_rules
 from python_runners.runtime.errors import StreamingModelError, cannot_run, explain
 

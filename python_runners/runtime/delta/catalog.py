@@ -12,8 +12,8 @@ from typing import Any, Mapping
 
 from pyspark.sql import SparkSession
 
-from python_runners.runtime import delta_tables
-from python_runners.runtime.triggers import Trigger
+from python_runners.runtime.delta import tables as delta_tables
+from python_runners.runtime.config.triggers import Trigger
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 

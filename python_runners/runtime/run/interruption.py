@@ -14,7 +14,7 @@ import sys
 import threading
 from typing import Sequence
 
-from python_runners.runtime.run import StreamingRun
+from python_runners.runtime.run.streaming_run import StreamingRun
 from python_runners.runtime.session import active_session
 from python_runners.runtime.errors import StreamingModelError
 

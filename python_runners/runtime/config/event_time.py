@@ -13,8 +13,8 @@ from typing import Any, Mapping, Optional, Sequence
 
 from pyspark.sql import DataFrame
 from python_runners.runtime.errors import ConfigError
-from python_runners.runtime.intervals import EXAMPLES, is_interval
-from python_runners.runtime.stream_reads import STREAM_READ, stream_options
+from python_runners.runtime.config.intervals import EXAMPLES, is_interval
+from python_runners.runtime.config.stream_reads import STREAM_READ, stream_options
 
 
 

@@ -45,12 +45,7 @@ lint: $(INSTALLED)
 	$(BIN)/sqlfluff lint models
 	$(BIN)/python -m python_runners lint
 	$(BIN)/ruff check python_runners adapter tests bench
-	@# Import boundaries. The runtime (what runs inside dbt) imports none of ops, infra, demo, testing:
-	@if grep -rnE --include='*.py' '^\s*(from|import)\s+python_runners\.(ops|infra|demo|testing)\b|^\s*from\s+python_runners\s+import\s+.*\b(ops|infra|demo|testing)\b' python_runners/runtime; then \
-		echo "make lint: python_runners/runtime/ must not import python_runners.ops, infra, demo or testing (above)."; exit 1; fi
-	@# The adapter imports the runtime's face only (python_runners/runtime/__init__.py), no module under it:
-	@if grep -rnE --include='*.py' '^\s*(from|import)\s+python_runners\b' adapter | grep -vE '^[^:]+:[0-9]+:\s*from python_runners import runtime\s*$$'; then \
-		echo "make lint: adapter/ imports python_runners only as \`from python_runners import runtime\` and uses the names its face exports (above)."; exit 1; fi
+	$(BIN)/python -m python_runners.ops.import_rules
 
 test: setup lint
 	$(BIN)/python -m pytest
@@ -110,12 +105,12 @@ bench-run-cost: setup
 
 # Per-batch time of output_mode update (MERGE) vs complete at 10k, 100k and 1M keys (a benchmark, not a test).
 bench-modes: setup
-	$(BIN)/python -m bench.update_vs_complete
+	$(BIN)/python -m bench.modes
 
 # Per-batch time of a cdc_table's apply (SCD1 and SCD2 by MERGE) at 100k and 1M keys with 1% of them
 # changed a batch, and where it goes; about 10 minutes on 2 cores; rewrites section 8 of docs/BENCHMARKS.md.
 bench-cdc: setup
-	$(BIN)/python -m bench.cdc_apply $(BENCH_ARGS)
+	$(BIN)/python -m bench.cdc $(BENCH_ARGS)
 
 # Per-batch time of five expectations (warn, drop, fail, quarantine) on a 1M-row batch against none,
 # and where it goes; about 5 minutes on 2 cores; rewrites section 9 of docs/BENCHMARKS.md.
@@ -131,17 +126,17 @@ bench-unit-tests: setup
 # on and off (the session turns it off so that "rows in" counts every line read); a few minutes;
 # prints the figures of docs/BENCHMARKS.md section 11.
 bench-file-pushdown: setup
-	$(BIN)/python -m bench.file_filter_pushdown $(BENCH_ARGS)
+	$(BIN)/python -m bench.file_pushdown $(BENCH_ARGS)
 
 # Always-on latency (three hops, then all nine models) with its per-hop, per-phase breakdown, and
 # update vs complete at 1M keys; about 15 minutes; rewrites sections 3 and 5 of docs/BENCHMARKS.md.
 bench-latency: setup
-	$(BIN)/python -m bench.always_on $(BENCH_ARGS)
+	$(BIN)/python -m bench.latency $(BENCH_ARGS)
 
 # The always-on service for 30 minutes: latency in the last 5 minutes vs the first 5, and the
 # files each table piles up (not part of make test).
 bench-soak: setup
-	$(BIN)/python -m bench.soak $(BENCH_ARGS)
+	$(BIN)/python -m bench.latency.soak $(BENCH_ARGS)
 
 clean:
 	rm -rf .lakehouse target logs

@@ -13,26 +13,20 @@ a line per target saying whether it is met). `--parts run_cost` (`make bench-run
 from __future__ import annotations
 
 import argparse
-import json
-import shlex
 import sys
-import time
-from datetime import datetime, timezone
 from pathlib import Path
 
-from bench.benchmarks_doc import (
-    CDC_HEADING, RUN_COST_HEADING, body, cdc_section, document, replace_section, run_cost_section,
-    section_of, summary_line,
-)
-from bench.child_process import child_result
-from bench.fresh_lakehouse import empty_folder
-from bench.latency import measure_latency
-from bench.machine import describe, load_average
-from bench.overhead import measure_overhead
-from bench.run_cost import measure_run_cost
-from bench.run_cost_figures import figures, target_lines
-from bench.run_cost_figures import summary_line as run_cost_summary_line
-from python_runners.runtime.lakehouse import REPO_ROOT
+from bench.cdc.doc import CDC_HEADING, cdc_section
+from bench.document import body, document, summary_line
+from bench.harness.doc import BENCHMARKS_DOC, replace_section, section_of
+from bench.harness.machine import describe
+from bench.harness.run import Run, Steps, command_line
+from bench.latency.measure import measure_latency
+from bench.overhead.measure import measure_overhead
+from bench.run_cost.doc import RUN_COST_HEADING, run_cost_section
+from bench.run_cost.figures import figures, target_lines
+from bench.run_cost.figures import summary_line as run_cost_summary_line
+from bench.run_cost.measure import measure_run_cost
 
 PARTS = ("recompute", "overhead", "latency", "modes", "run_cost", "cdc")
 # Parts whose section a run of them alone rewrites in place (the other sections keep their run's
@@ -63,7 +57,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true",
                         help="small sizes: " + ", ".join(f"--{key.replace('_', '-')} {value}"
                                                          for key, value in QUICK.items()))
-    parser.add_argument("--doc", type=Path, default=REPO_ROOT / "docs" / "BENCHMARKS.md")
+    parser.add_argument("--doc", type=Path, default=BENCHMARKS_DOC)
     args = parser.parse_args(argv)
     if args.quick:  # its sizes as the defaults; sizes given on the command line still win
         parser.set_defaults(**QUICK)
@@ -85,51 +79,36 @@ def quick_note(args: argparse.Namespace) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    started = time.monotonic()
-    run = {
-        "started_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M"),
-        "command": "python -m bench " + shlex.join(argv if argv is not None else sys.argv[1:]),
-        "load_start": load_average(),
-        "machine": describe(),
-    }
-    logs, results_dir = empty_folder("logs"), empty_folder("results")
-    print(f"bench: logs in {logs}", flush=True)
+    this_run = Run(command_line("python -m bench", argv), machine=describe())
+    steps = Steps("bench")
     results: dict = {}
 
     def part(name: str, measure) -> None:
-        if name not in args.parts:
-            return
-        part_started = time.monotonic()
-        print(f"bench: {name} ...", flush=True)
-        results[name] = measure()
-        (results_dir / f"{name}.json").write_text(json.dumps(results[name], indent=1))
-        print(f"bench: {name} done in {(time.monotonic() - part_started) / 60:.1f} min", flush=True)
+        if name in args.parts:
+            results[name] = steps.run(name, measure)
 
     def recompute() -> list[dict]:
         return [
-            child_result(["bench.incremental_vs_recompute", "--history", history, "--rounds", str(args.rounds)],
-                         logs / f"recompute_{history}.log", results_dir / f"recompute_{history}.json")
+            steps.child(["bench.recompute.incremental_vs_recompute", "--history", history, "--rounds",
+                         str(args.rounds)], f"recompute_{history}", f"recompute_{history}")
             for history in args.history.split(",")
         ]
 
     def overhead() -> dict:
-        return measure_overhead(args.overhead_rows, args.overhead_files, args.pairs, logs)
+        return measure_overhead(args.overhead_rows, args.overhead_files, args.pairs, steps.logs)
 
     part("recompute", recompute)
     part("overhead", overhead)
-    part("latency", lambda: measure_latency(args.trigger, args.landings, args.landing_interval, logs))
-    part("modes", lambda: child_result(
-        ["bench.update_vs_complete", "--keys", args.mode_keys], logs / "modes.log", results_dir / "modes_raw.json"))
+    part("latency", lambda: measure_latency(args.trigger, args.landings, args.landing_interval, steps.logs))
+    part("modes", lambda: steps.child(["bench.modes", "--keys", args.mode_keys], "modes", "modes_raw"))
     if args.quick and "run_cost" in args.parts:
         print(f"bench run-cost: quick mode: {quick_note(args)}", flush=True)
     part("run_cost", lambda: measure_run_cost(
-        args.noop_pairs, logs, run["command"], quick_note(args),
+        args.noop_pairs, steps.logs, this_run.record["command"], quick_note(args),
         earlier=results, measure={"recompute": recompute, "overhead": overhead}))
-    part("cdc", lambda: child_result(
-        ["bench.cdc_apply", "--keys", args.cdc_keys, "--no-doc"], logs / "cdc.log", results_dir / "cdc_raw.json"))
+    part("cdc", lambda: steps.child(["bench.cdc", "--keys", args.cdc_keys, "--no-doc"], "cdc", "cdc_raw"))
 
-    run["duration_min"] = (time.monotonic() - started) / 60
-    run["load_end"] = load_average()
+    run = this_run.end()
     args.doc.parent.mkdir(parents=True, exist_ok=True)
     only_own = bool(args.parts) and set(args.parts) <= set(OWN_SECTIONS)
     if only_own and args.doc.exists():

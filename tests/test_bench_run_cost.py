@@ -3,10 +3,9 @@ results (no Spark)."""
 
 from __future__ import annotations
 
-from bench.benchmarks_doc import (
-    replace_section, run_cost_section, run_cost_section_of,
-)
-from bench.run_cost_figures import figures, noop_summary, summary_line, target_lines
+from bench.harness.doc import replace_section
+from bench.run_cost.doc import run_cost_section, run_cost_section_of
+from bench.run_cost.figures import figures, noop_summary, summary_line, target_lines
 
 
 def noop_run(wall_s: float, bronze_s: float) -> dict:

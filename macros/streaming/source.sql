@@ -29,7 +29,7 @@
             {{ return(api.Relation.create(identifier=view_name, type='view')) }}
         {%- elif stream_meta -%}
             {%- set view_name = adapter.source_view(
-                source_name ~ '.' ~ table_name, stream_meta, materialized in ['streaming_table', 'cdc_table']
+                source_name ~ '.' ~ table_name, stream_meta, materialized in adapter.streaming_materializations('streams')
             ) -%}
             {{ return(api.Relation.create(identifier=view_name, type='view')) }}
         {%- endif -%}

@@ -11,7 +11,6 @@ import argparse
 import sys
 
 from python_runners.infra import postgres_metastore
-
 from python_runners.infra import standalone_cluster
 from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.runtime.metastore import URL_VARIABLE

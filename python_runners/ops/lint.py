@@ -21,7 +21,8 @@ from sqlfluff.core import FluffConfig, Linter
 from python_runners.ops.dbt_invocation import run_dbt, target_args
 from python_runners.runtime.errors import ConfigError, cannot_run
 from python_runners.runtime.lakehouse import REPO_ROOT
-from python_runners.runtime.config.model import STREAM_MATERIALIZATIONS, read_model_config
+from python_runners.runtime.config.materializations import STREAM_MATERIALIZATIONS
+from python_runners.runtime.config.model import read_model_config
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ def start(lakehouse: Lakehouse, trigger: str, select: Optional[Sequence[str]], p
         return 1
     status_file = service_status.StatusFile(lakehouse)
     status_file.write(state="starting")  # before dbt's import and parse, which take seconds
-    from python_runners.runtime.run import interruption  # with pyspark and dbt, slow to import
+    from python_runners.runtime.run.streaming_run import StreamingRun  # with pyspark and dbt, slow to import
     from python_runners.ops.dbt_invocation import invoke_dbt, describe_failure
 
     def catching_up(event) -> None:
@@ -73,7 +73,8 @@ def start(lakehouse: Lakehouse, trigger: str, select: Optional[Sequence[str]], p
         if service_status.read(lakehouse)["state"] != "stopped":  # ended before serving
             status_file.write(state="stopped")
     if not result.success:
-        if not interruption.interrupted():  # Ctrl-C: the line saying what stopped is out
+        run = StreamingRun.current_or_none()  # the run dbt's adapter started
+        if run is None or not run.interrupted:  # Ctrl-C: the line saying what stopped is out
             print(f"The service stopped: {describe_failure(result)}", file=sys.stderr)
         return 1
     return 0

@@ -4,10 +4,25 @@ The adapter imports only names from here (`make lint` checks), so the modules be
 split without the plugin noticing. Each name is imported when first used: importing the face
 starts nothing and pulls in no Spark code that a command does not use.
 
-    runtime/            session, lakehouse, model config, triggers, event time, errors
-    runtime/sources/    streaming sources: files, Delta tables, Kafka; their schemas
-    runtime/writes/     streaming writes into Delta: append, complete, update (MERGE), copy_into
-    runtime/progress/   batch progress: live view, progress table, status file
+Where a change goes:
+
+    session.py, classpath.py, metastore.py   the Spark session, its jars and its catalog
+    lakehouse.py, errors.py    where files live; every error a person reads (StreamingError)
+    config/      a model's settings, read and checked without Spark: a new setting is a field of
+                 its materialisation's config and a line in config/settings.py; a new
+                 materialisation a line in config/materializations.py
+    lifecycle/   what happens to a model's table and checkpoint between runs: full refresh,
+                 checkpoint reset, redeploy and rollback, query changes, the run lock
+    delta/       Delta tables, their log and properties, Hadoop files, query plans: the only
+                 modules, with session.py, that use py4j (`_jvm`, `_jsparkSession`, `_jdf`)
+    sources/     streaming sources as temp views, and a model's query resolved and checked
+    writes/      the queries that write a model's table (appends, MERGEs, cdc, COPY INTO); they
+                 start queries and know nothing of the run, redeploys or Ctrl-C
+    run/         one dbt invocation: the coordinator of a model's steps (model_run.py), Ctrl-C,
+                 serving, dbt unit tests of streaming models
+    progress/    batch progress: live view, progress table, status file
+
+`make lint` (python_runners/ops/import_rules.py) holds these rules and finds import circles.
 """
 
 from __future__ import annotations
@@ -25,7 +40,8 @@ _FACE = {
     "start_in_background": "session",
     "Lakehouse": "lakehouse",
     # a model's config, read once
-    "STREAMING_MATERIALIZATIONS": "config.model",
+    "MATERIALIZATIONS": "config.materializations",
+    "STREAMING_MATERIALIZATIONS": "config.materializations",
     "ModelConfig": "config.model",
     "read_model_config": "config.model",
     "source_stream_meta": "config.model",
@@ -41,7 +57,7 @@ _FACE = {
     "without_empty_refs": "sources.model_query",
     "StreamingWrite": "writes.streaming",
     "FeedShape": "writes.change_rows",
-    "run_streaming_write": "writes.streaming",
+    "run_streaming_model": "run.model_run",
     "CopyInto": "writes.copy_into",
     "copy_source_view": "writes.copy_into",
     "run_copy_into": "writes.copy_into",
@@ -60,7 +76,7 @@ _FACE = {
     "apply_checkpoint_reset": ("lifecycle.checkpoint_reset", "apply_to_query"),
     # blue/green redeploy: what a full refresh clears, and the rollback
     "forget_redeploy": ("lifecycle.redeploy", "forget"),
-    "roll_back_model": ("lifecycle.redeploy", "roll_back_model"),
+    "roll_back_model": "lifecycle.rollback",
     # dbt unit tests of streaming models: one batch, or a micro-batch scenario
     "unit_test_input_columns": ("run.model_tests", "input_columns"),
     "unit_test_actual_rows": ("run.model_tests", "actual_rows"),
@@ -70,7 +86,6 @@ _FACE = {
     "table_properties": "delta.catalog",
     # the run: Ctrl-C, served queries, progress
     "StreamingRun": "run.streaming_run",
-    "reset_interruption": ("run.interruption", "reset"),
     "stop_streams_on_interrupt": ("run.interruption", "stop_streams"),
     "serve_until_stopped": "run.serving",
     "stop_all_streams": ("run.serving", "stop_all"),

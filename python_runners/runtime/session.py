@@ -76,7 +76,7 @@ def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str]
         # With pushdown, a json/csv line a model's WHERE rejects is dropped while it is parsed,
         # before the scan counts it: a run's "rows in" (numInputRows) would be fewer than the
         # lines that landed, with no way to tell why. Off, every line read is counted; it costs
-        # scan time only when a filter rejects most lines (bench/file_filter_pushdown.py,
+        # scan time only when a filter rejects most lines (bench/file_pushdown/,
         # docs/BENCHMARKS.md section 11).
         "spark.sql.json.filterPushdown.enabled": "false",
         "spark.sql.csv.filterPushdown.enabled": "false",
@@ -182,6 +182,11 @@ def _java_errors_through_callbacks(spark: SparkSession) -> None:
 def active_session() -> Optional[SparkSession]:
     """This process's session if one was built, without building one."""
     return _session
+
+
+def session_key(spark: SparkSession) -> int:
+    """The JVM session behind a Python one: the same for every wrapper of one session."""
+    return id(spark._jsparkSession)
 
 
 def claim_lakehouse_for(model: str) -> None:

@@ -20,7 +20,7 @@ from python_runners.runtime.progress.batch import BatchProgress, batches_of, iso
 from python_runners.runtime.progress.live import LiveProgress, batch_line
 from python_runners.runtime.progress.table import COLUMNS, progress_row
 from python_runners.runtime.run.streaming_run import NoStreamingRunError, StreamingRun
-from python_runners.runtime.writes.streaming import summarise
+from python_runners.runtime.run.summary import summarise
 
 # A stream-stream join with a watermark, reading two sources (Spark 4.1's JSON, shortened ids).
 JOIN_BATCH = {

@@ -9,8 +9,10 @@ import pytest
 
 from python_runners.ops.reset_checkpoint import dbt_args
 from python_runners.runtime.lifecycle.checkpoint_reset import (
-    CheckpointResetError, Input, Reset, StartingPoint, normal_table, parse_timestamp, streaming_inputs,
+    CheckpointResetError, Input, Reset, StartingPoint, streaming_inputs,
 )
+from python_runners.runtime.lifecycle.reset_arguments import parse_timestamp
+from python_runners.runtime.lifecycle.reset_record import normal_table
 
 NOW = 1_800_000_000_000  # ms, 2027-01-15
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 
 from python_runners.runtime.errors import StreamingModelError
-from python_runners.runtime.lifecycle.query_changes import (
-    LINE_WIDTH, NOTE_WIDTH, QueryChangeConfigError, QueryVersion, applied_note, check, history_note,
-    policy_from_config,
-)
+from python_runners.runtime.config.query_diff import LINE_WIDTH
+from python_runners.runtime.config.query_version import QueryChangeConfigError, QueryVersion, policy_from_config
+from python_runners.runtime.lifecycle.query_changes import NOTE_WIDTH, applied_note, check, history_note
 
 
 def version(sql: str, **config) -> QueryVersion:

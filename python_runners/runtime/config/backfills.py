@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
 from python_runners.runtime.errors import ConfigError
-from python_runners.runtime.writes.batch_marks import BACKFILL_APP_ID_PREFIX
 
 FORMATS = ("json", "csv", "parquet", "delta")
 KEYS = ("name", "path", "table", "format", "options")
+# The Delta transaction ids of backfill appends start with it.
+BACKFILL_APP_ID_PREFIX = "backfill:"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SHAPE = ("[{name: archive_2025, path: <folder>, format: json|csv|parquet|delta, options: {...}}] "
           "(or table: <a Delta table> instead of path and format)")

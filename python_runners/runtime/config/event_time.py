@@ -7,14 +7,13 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
 from pyspark.sql import DataFrame
 from python_runners.runtime.errors import ConfigError
 from python_runners.runtime.config.intervals import EXAMPLES, is_interval
-from python_runners.runtime.config.stream_reads import STREAM_READ, stream_options
+from python_runners.runtime.config.stream_reads import SOURCE_VIEW, TABLE, StreamRead, replace_reads
 
 
 
@@ -94,11 +93,6 @@ class Dedupe:
         return frame.dropDuplicates(list(self.keys))
 
 
-# A model's streaming inputs in its compiled SQL: stream(<table>) (stream_reads.py) and the
-# runner's source views.
-_SOURCE_VIEW = re.compile(r"\b(stream_source__\w+)\b")
-
-
 def with_watermarks(spark, model: str, sql: str, watermarks: Sequence[Watermark]) -> str:
     """The model's SQL reading each streaming input through a watermarked temp view.
 
@@ -126,14 +120,16 @@ def with_watermarks(spark, model: str, sql: str, watermarks: Sequence[Watermark]
             registered[name] = view
         return registered[name]
 
-    def stream_of(match: re.Match) -> str:
-        options = stream_options(match["options"] or "")
-        reader = spark.readStream.options(**options)
-        key = match["table"] + (f" with {sorted(options.items())}" if options else "")
-        return view_over(lambda _: reader.table(match["table"]), key)
+    def stream_of(read: StreamRead) -> str:
+        reader = spark.readStream.options(**read.options)
+        key = read.relation + (f" with {sorted(read.options.items())}" if read.options else "")
+        return view_over(lambda _: reader.table(read.relation), key)
 
-    sql = STREAM_READ.sub(stream_of, sql)
-    sql = _SOURCE_VIEW.sub(lambda m: view_over(spark.table, m.group(1)), sql)
+    # The model's streaming inputs: its stream(<table>) reads, then its source views.
+    sql = replace_reads(sql, lambda read: stream_of(read) if read.kind == TABLE else None)
+    sql = replace_reads(
+        sql, lambda read: view_over(spark.table, read.relation) if read.kind == SOURCE_VIEW else None
+    )
     unused = [watermark.column for watermark in watermarks if watermark not in used]
     if unused:
         inputs = ", ".join(registered) or "none"

@@ -61,3 +61,18 @@ class Trigger:
 
 
 AVAILABLE_NOW = Trigger("available_now")
+
+
+def describe_trigger(used: "Trigger", configured: "Trigger | None" = None) -> str:
+    """The trigger the run wrote the table with; when a run-wide --vars stream_trigger replaced
+    the model's own, both (the always-on service runs every model that way)."""
+    described = _in_words(used)
+    if configured is not None and configured != used:
+        described += f" (run-wide, from --vars stream_trigger; the model's own: {_in_words(configured)})"
+    return described
+
+
+def _in_words(trigger: "Trigger") -> str:
+    if trigger.kind == "processing_time":
+        return f"processing time, every {trigger.interval}"
+    return trigger.kind.replace("_", " ")

@@ -13,7 +13,6 @@ from typing import Any, Mapping
 from pyspark.sql import SparkSession
 
 from python_runners.runtime.delta import tables as delta_tables
-from python_runners.runtime.config.triggers import Trigger
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 
@@ -29,21 +28,6 @@ SHOWN = {
     "cdc.apply_as_deletes": "Deletes",
     "expectations": "Expectations",
 }
-
-
-def describe_trigger(used: Trigger, configured: Trigger | None = None) -> str:
-    """The trigger the run wrote the table with; when a run-wide --vars stream_trigger replaced
-    the model's own, both (the always-on service runs every model that way)."""
-    described = _in_words(used)
-    if configured is not None and configured != used:
-        described += f" (run-wide, from --vars stream_trigger; the model's own: {_in_words(configured)})"
-    return described
-
-
-def _in_words(trigger: Trigger) -> str:
-    if trigger.kind == "processing_time":
-        return f"processing time, every {trigger.interval}"
-    return trigger.kind.replace("_", " ")
 
 
 def record(

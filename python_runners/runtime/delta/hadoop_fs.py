@@ -19,6 +19,11 @@ def _path_and_fs(spark: SparkSession, location: str):
     return path, path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
 
 
+def uri_path(spark: SparkSession, location: str) -> str:
+    """The path part of a location as Hadoop reads it (`/landing/x` of `s3a://bucket/landing/x`)."""
+    return spark._jvm.org.apache.hadoop.fs.Path(location).toUri().getPath()
+
+
 def exists(spark: SparkSession, location: str) -> bool:
     path, fs = _path_and_fs(spark, location)
     return bool(fs.exists(path))
@@ -59,6 +64,23 @@ def write_text(spark: SparkSession, location: str, text: str) -> None:
         stream.write(bytearray(text.encode("utf-8")))
     finally:
         stream.close()
+
+
+def write_atomically(spark: SparkSession, location: str, text: str) -> None:
+    """As Spark writes its own log entries: a temporary file renamed into place (no half-written
+    entry after a crash), refusing to replace an existing one."""
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(location)
+    manager = jvm.org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager.create(
+        path.getParent(), spark.sparkContext._jsc.hadoopConfiguration()
+    )
+    stream = manager.createAtomic(path, False)
+    try:
+        stream.write(bytearray(text.encode("utf-8")))
+    except Exception:
+        stream.cancel()
+        raise
+    stream.close()
 
 
 def list_data_files(spark: SparkSession, location: str) -> list[DataFile]:

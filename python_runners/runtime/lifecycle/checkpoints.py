@@ -11,6 +11,7 @@ from pyspark.sql import SparkSession
 
 from python_runners.runtime.delta import hadoop_fs
 from python_runners.runtime.errors import StreamingModelError
+from python_runners.runtime.lifecycle.reset_record import RECORD
 
 
 def has_progress(spark: SparkSession, location: str) -> bool:
@@ -49,8 +50,6 @@ def check_matches_table(
 
 
 def _reset_recorded(spark: SparkSession, location: str) -> bool:
-    from python_runners.runtime.lifecycle.checkpoint_reset import RECORD
-
     return hadoop_fs.exists(spark, location.rstrip("/") + "/" + RECORD)
 
 

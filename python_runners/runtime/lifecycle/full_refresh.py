@@ -18,18 +18,13 @@ Readers are found transitively: a reader rebuilt in this run has readers of its 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from python_runners.runtime.config.materializations import STREAM_MATERIALIZATIONS
+from python_runners.runtime.config.stream_reads import reads_of, stream_reads
 from python_runners.runtime.errors import StreamingModelError
 
-STREAMING_MATERIALIZATIONS = ("streaming_table", "cdc_table")
-# Reads that go on over a commit that removed rows: skipping it, or reading its deletes.
-_FOLLOWS_REWRITES = re.compile(
-    r"""^stream_(appends|changes)|['"](skipChangeCommits|readChangeFeed)['"]\s*=\s*['"]true['"]""",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True)
@@ -64,7 +59,7 @@ def _direct_readers(model: Mapping[str, Any], nodes: Mapping[str, Mapping[str, A
     for unique_id, node, reads in _streams_of(model["unique_id"], model["name"], nodes):
         yield Reader(
             name=node["name"], unique_id=unique_id,
-            follows_rewrites=all(_FOLLOWS_REWRITES.search(read) for read in reads),
+            follows_rewrites=all(read.follows_rewrites for read in reads),
             rebuilt=unique_id in selected and (node.get("config") or {}).get("full_refresh") is not False,
         )
 
@@ -74,30 +69,26 @@ def _streams_of(upstream_id: str, upstream: str, nodes: Mapping[str, Mapping[str
         if node.get("resource_type") != "model" or upstream_id not in _depends_on(node):
             continue
         # A model selecting from an ephemeral model streams whatever that one streams.
-        reads = list(reads_above) or stream_reads_of(str(node.get("raw_code") or ""), upstream)
+        reads = list(reads_above) or reads_of(str(node.get("raw_code") or ""), upstream)
         materialized = (node.get("config") or {}).get("materialized")
         if materialized == "ephemeral" and reads:
             yield from _streams_of(unique_id, node["name"], nodes, tuple(reads))
-        elif materialized in STREAMING_MATERIALIZATIONS and reads:
+        elif materialized in STREAM_MATERIALIZATIONS and reads:
             yield unique_id, node, reads
 
 
 def follows_changes(read: str) -> bool:
-    """A read of a table's change data feed: it reads a rewrite as deletes and inserts."""
-    return bool(re.match(r"stream_changes", read, re.I) or re.search(
-        r"""['"]readChangeFeed['"]\s*=\s*['"]true['"]""", read, re.I))
+    """A read (one of stream_reads_of's) of a table's change data feed: it reads a rewrite as
+    deletes and inserts."""
+    return any(parsed.follows_changes for parsed in stream_reads(read))
 
 
 def stream_reads_of(sql: str, model: str) -> list[str]:
     """Each streaming read of `model` in a model's SQL, with the options after it:
     `stream({{ ref('m') }}) with (...)`, `{{ stream_appends(ref('m')) }}`, `{{ stream_changes(...) }}`."""
-    ref = rf"""ref\(\s*['"]{re.escape(model)}['"]\s*\)"""
-    pattern = re.compile(
-        rf"""(stream_appends|stream_changes)\s*\(\s*{ref}"""
-        rf"""|stream\s*\(\s*\{{\{{\s*{ref}\s*\}}\}}\s*\)(\s*with\s*\([^)]*\))?""",
-        re.IGNORECASE,
-    )
-    return [match.group(0) for match in pattern.finditer(sql)]
+    return [read.text for read in reads_of(sql, model)]
+
+
 
 
 def _stranded_below(readers: Iterable[Reader], nodes: Mapping[str, Mapping[str, Any]], selected: set[str]) -> list[Reader]:

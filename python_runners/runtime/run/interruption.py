@@ -4,34 +4,29 @@ nothing is lost (the next run resumes each from its checkpoint).
 Nothing else would stop them: pyspark starts Spark's JVM with SIGINT ignored, and dbt runs models
 in worker threads, so its KeyboardInterrupt (main thread) only cancels the adapter's connections
 and then waits for the worker threads, which wait for their stream to catch up. The adapter's
-cancel_open calls stop_streams; a model whose stream was stopped, or that would start one
-after, then fails instead of reporting "caught up" or starting a served query.
+cancel_open calls stop_streams with its run; the run is then interrupted, and a model whose
+stream was stopped, or that would start one after, fails instead of reporting "caught up" or
+starting a served query (run/model_run.py).
 """
 
 from __future__ import annotations
 
 import sys
-import threading
 from typing import Sequence
 
 from python_runners.runtime.run.streaming_run import StreamingRun
 from python_runners.runtime.session import active_session
-from python_runners.runtime.errors import StreamingModelError
-
-_interrupted = threading.Event()
 
 
-def stop_streams(cause: str) -> list[str]:
+def stop_streams(run: StreamingRun, cause: str) -> list[str]:
     """Stop every running query of this process now (a batch cut short is replanned from the
     checkpoint and written once by the next run); print one line saying so. Returns their names."""
-    _interrupted.set()
+    run.interrupt()
     spark = active_session()
     queries = list(spark.streams.active) if spark is not None else []
     if not queries:
         return []
-    run = StreamingRun.current_or_none()
-    if run is not None:
-        run.display.stop_live()  # so that the line below is not drawn over
+    run.display.stop_live()  # so that the line below is not drawn over
     for query in queries:
         try:
             query.stop()
@@ -47,16 +42,3 @@ def stopped_message(cause: str, names: Sequence[str], when: str = "") -> str:
     each = "it" if len(names) == 1 else "each"
     return (f"{cause}: stopped {streams}{when}; the next run resumes {each} from its checkpoint, "
             f"nothing is lost.")
-
-
-def reset() -> None:
-    _interrupted.clear()
-
-
-def interrupted() -> bool:
-    return _interrupted.is_set()
-
-
-def refuse_if_interrupted(model: str) -> None:
-    if _interrupted.is_set():
-        raise StreamingModelError(f"Model {model}: stopped, the run was interrupted.")

@@ -20,50 +20,20 @@ import re
 from typing import Any, Mapping, Optional, Sequence
 
 from pyspark.sql import DataFrame, Row, SparkSession
-from pyspark.sql.types import IntegerType, StructField, StructType, _parse_datatype_string
+from pyspark.sql.types import IntegerType, StructField, StructType
 
-from python_runners.runtime.errors import ConfigError, StreamingModelError
+from python_runners.runtime.errors import StreamingModelError
 from python_runners.runtime.config.event_time import Watermark
 from python_runners.runtime.progress.recorder import UNIT_TEST_QUERY_PREFIX
-from python_runners.runtime.config.stream_reads import STREAM_READ
+from python_runners.runtime.config.stream_reads import TABLE, replace_reads, stream_reads
+from python_runners.runtime.delta.memory_stream import MemoryFeed
+from python_runners.runtime.config.model import read_model_config
+from python_runners.runtime.writes.expectation_checks import checked, kept_rows, model_columns
+from python_runners.runtime.run.model_test_inputs import (  # noqa: F401 - input_columns: the face's
+    BATCH, ScenarioConfigError, fixtures_of, input_columns, input_name, input_view, refuse_inputs_not_read,
+)
 
-BATCH = "_batch"
-_FIXTURE = re.compile(r"\b(__dbt__cte__\w+)\s+as\s*\(", re.I)
 _BATCH_COLUMN = re.compile(r"\bas\s+`?_batch`?(?=\W|$)", re.I)
-
-
-class ScenarioConfigError(ConfigError):
-    pass
-
-
-def input_columns(
-    spark: SparkSession, relation: str, name: str, stream_meta: Optional[Mapping[str, Any]], batched: bool,
-) -> dict[str, str]:
-    """The column types of a unit test input (lower-cased name: Spark type): its table's, or a
-    streaming source's declared schema (`stream_meta`); `_batch` too when its rows carry one."""
-    if spark.catalog.tableExists(relation.replace("`", "")):
-        schema = spark.table(relation).schema
-    else:
-        schema = _declared_schema(relation, name, stream_meta)
-    types = {field.name.lower(): field.dataType.simpleString() for field in schema}
-    if batched:
-        types[BATCH] = "int"
-    return types
-
-
-def _declared_schema(relation: str, name: str, stream_meta: Optional[Mapping[str, Any]]) -> StructType:
-    if stream_meta is None:
-        raise ScenarioConfigError(
-            f"Unit test input {name}: {relation} does not exist, so the types of its given rows "
-            f"are unknown. Build it first (`dbt build` builds a model before the unit tests of "
-            f"the models that read it), or run `dbt run --empty --select {name}`."
-        )
-    if not stream_meta.get("schema"):
-        raise ScenarioConfigError(
-            f"Unit test input {name}: its source has no meta.stream.schema, so the types of its "
-            f"given rows are unknown. Declare its schema (meta.stream.schema: 'id bigint, ...')."
-        )
-    return _parse_datatype_string(str(stream_meta["schema"]))
 
 
 def actual_rows(
@@ -78,7 +48,7 @@ def actual_rows(
     tested = (graph.get("nodes") or {}).get(test.get("tested_node_unique_id") or "") or {}
     view = f"unit_test__{test['name']}__actual"
     drop_views(spark)  # what a test that failed in dbt's macros after this step left
-    _refuse_inputs_not_read(test["name"], tested, given)
+    refuse_inputs_not_read(test["name"], tested, given)
     try:
         if _batched(test, sql, expected_rows):
             frame = run_scenario(spark, test, tested, graph, sql, expected_rows or [])
@@ -99,40 +69,16 @@ def drop_views(spark: SparkSession, test_name: Optional[str] = None) -> None:
     """The temp views a unit test made (its actual rows and a scenario's inputs); every unit
     test's when no test is named."""
     for table in spark.catalog.listTables():
-        mine = (table.name == f"unit_test__{test_name}__actual" or table.name.startswith(_input_view(test_name, ""))
+        mine = (table.name == f"unit_test__{test_name}__actual" or table.name.startswith(input_view(test_name, ""))
                 if test_name is not None else table.name.startswith("unit_test__"))
         if table.isTemporary and mine:
             spark.catalog.dropTempView(table.name)
 
 
-def _input_view(test_name: str, fixture: str) -> str:
-    return f"unit_test__{test_name}__input__{_input_name(fixture)}"
-
-
-_GIVEN_REF = re.compile(r"""^\s*ref\(\s*['"]([^'"]+)['"]""")
-_GIVEN_SOURCE = re.compile(r"""^\s*source\(\s*['"]([^'"]+)['"]\s*,\s*['"]([^'"]+)['"]""")
-
-
-def _refuse_inputs_not_read(test_name: str, tested: Mapping[str, Any], given: Sequence[str]) -> None:
-    refs = {ref.get("name") if isinstance(ref, Mapping) else ref[-1] for ref in tested.get("refs") or []}
-    sources = {tuple(source) for source in tested.get("sources") or []}
-    unread = []
-    for text in given:
-        ref, source = _GIVEN_REF.match(text), _GIVEN_SOURCE.match(text)
-        if (ref and ref.group(1) not in refs) or (source and source.groups() not in sources):
-            unread.append(text.strip())
-    if unread:
-        raise ScenarioConfigError(
-            f"Unit test {test_name}: {tested.get('name')} does not read {', '.join(unread)}, given "
-            f"as an input. Give rows for the inputs its SQL reads (the ref() and source() in it), "
-            f"or remove that input."
-        )
-
-
 def _batched(test: Mapping[str, Any], sql: str, expected_rows: Optional[list]) -> bool:
     if any(BATCH in row for row in expected_rows or []):
         return True
-    given = [_input_name(name) for name, body in fixtures_of(sql)[0].items() if _BATCH_COLUMN.search(body)]
+    given = [input_name(name) for name, body in fixtures_of(sql)[0].items() if _BATCH_COLUMN.search(body)]
     if given:
         raise ScenarioConfigError(
             f"Unit test {test['name']}: the given rows of {', '.join(given)} say in which batch "
@@ -144,46 +90,13 @@ def _batched(test: Mapping[str, Any], sql: str, expected_rows: Optional[list]) -
 
 
 def _read_as_batch(sql: str) -> str:
-    return STREAM_READ.sub(lambda match: match["table"], sql)
+    return replace_reads(sql, lambda read: read.relation if read.kind == TABLE else None)
 
 
-def fixtures_of(sql: str) -> tuple[dict[str, str], str]:
-    """The fixture CTEs dbt put in front of the model's SQL ({name: body}), and the SQL without them."""
-    fixtures, kept, position = {}, [], 0
-    for match in _FIXTURE.finditer(sql):
-        if match.start() < position:
-            continue
-        end = _closing_parenthesis(sql, match.end() - 1)
-        fixtures[match.group(1)] = sql[match.end():end]
-        kept.append(sql[position:match.start()])
-        position = end + 1
-        comma = re.match(r"\s*,", sql[position:])
-        if comma:
-            position += comma.end()
-    rest = "".join(kept) + sql[position:]
-    rest = re.sub(r"\bwith\s+(?=select\b|\()", "", rest, count=1, flags=re.I) if fixtures else rest
-    return fixtures, rest
-
-
-def _closing_parenthesis(sql: str, opening: int) -> int:
-    depth, index, quote = 0, opening, None
-    while index < len(sql):
-        char = sql[index]
-        if quote:
-            if char == "\\":
-                index += 1
-            elif char == quote:
-                quote = None
-        elif char in "'\"`":
-            quote = char
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0:
-                return index
-        index += 1
-    raise ValueError("unbalanced parentheses in a unit test's fixture")
+def _reading_from(query: str, fixture: str, view: str) -> str:
+    """The query reading `view` where it reads the fixture, streamed (with its options) or not."""
+    query = replace_reads(query, lambda read: view if read.kind == TABLE and read.relation == fixture else None)
+    return re.sub(rf"\b{fixture}\b", view, query)
 
 
 def run_scenario(
@@ -191,9 +104,6 @@ def run_scenario(
     sql: str, expected_rows: list,
 ) -> DataFrame:
     """The model's rows after each batch of its given rows, through Spark's streaming engine."""
-    from python_runners.runtime.config.model import read_model_config
-    from python_runners.runtime.writes.expectation_checks import checked, kept_rows, model_columns
-
     name = test["name"]
     if (tested.get("config") or {}).get("materialized") != "streaming_table":
         raise ScenarioConfigError(
@@ -207,35 +117,35 @@ def run_scenario(
     feeds, batches, watermarked = {}, _batches_of(name, "its expected rows", expected_rows), set()
     for fixture, body in fixtures.items():
         rows = spark.sql(body)
-        view = _input_view(name, fixture)
+        view = input_view(name, fixture)
         if fixture in streamed:
             if BATCH not in rows.columns:
                 raise ScenarioConfigError(
-                    f"Unit test {name}: {config.model} streams from {_input_name(fixture)}, so in "
+                    f"Unit test {name}: {config.model} streams from {input_name(fixture)}, so in "
                     f"a scenario each of its given rows needs _batch (the micro-batch it arrives in)."
                 )
-            feed = _MemoryFeed(spark, rows.drop(BATCH).schema)
+            feed = MemoryFeed(spark, rows.drop(BATCH).schema)
             frame = feed.frame
             for watermark in config.watermarks:
                 if watermark.column in frame.columns:
                     frame = Watermark.apply(watermark, frame)
                     watermarked.add(watermark.column)
             feeds[fixture] = (feed, rows.collect())
-            batches |= _batches_of(name, f"the given rows of {_input_name(fixture)}", feeds[fixture][1])
+            batches |= _batches_of(name, f"the given rows of {input_name(fixture)}", feeds[fixture][1])
         elif BATCH in rows.columns:
             raise ScenarioConfigError(
-                f"Unit test {name}: {config.model} reads {_input_name(fixture)} as a batch, not as "
+                f"Unit test {name}: {config.model} reads {input_name(fixture)} as a batch, not as "
                 f"a stream, so all of its rows are there from the first batch; remove _batch from them."
             )
         else:
             frame = rows
         frame.createOrReplaceTempView(view)
-        query = re.sub(rf"\bstream\s*\(\s*{fixture}\s*\)(\s*with\s*\([^()]*\))?|\b{fixture}\b", view, query)
+        query = _reading_from(query, fixture, view)
     unused = [watermark.column for watermark in config.watermarks if watermark.column not in watermarked]
     if unused:
         raise ScenarioConfigError(
             f"Unit test {name}: {config.model}'s watermark column {', '.join(map(repr, unused))} is "
-            f"not a column of any input it streams from ({', '.join(map(_input_name, feeds)) or 'none'})."
+            f"not a column of any input it streams from ({', '.join(map(input_name, feeds)) or 'none'})."
         )
     frame = spark.sql(query)
     if config.dedupe is not None:
@@ -271,17 +181,13 @@ def _batches_of(test_name: str, what: str, rows) -> set[int]:
 
 
 def _streamed_fixtures(query: str, fixtures: Mapping[str, str], tested: Mapping[str, Any], graph: Mapping[str, Any]) -> set[str]:
-    streamed = {match["table"].strip() for match in STREAM_READ.finditer(query)} & set(fixtures)
+    streamed = {read.relation for read in stream_reads(query) if read.kind == TABLE} & set(fixtures)
     sources = graph.get("sources") or {}
     for unique_id in (tested.get("depends_on") or {}).get("nodes") or []:
         source = sources.get(unique_id)
         if source and ((source.get("meta") or {}).get("stream")):
             streamed |= {fixture for fixture in fixtures if fixture == f"__dbt__cte__{source['source_name']}__{source['name']}"}
     return streamed
-
-
-def _input_name(fixture: str) -> str:
-    return fixture.removeprefix("__dbt__cte__")
 
 
 class _ScenarioTable:
@@ -299,25 +205,3 @@ class _ScenarioTable:
             self.rows = [row for row in self.rows if key(row) not in changed] + list(changed.values())
         else:
             self.rows += rows
-
-
-class _MemoryFeed:
-    """An in-memory streaming input (Spark's MemoryStream) of rows with `schema`."""
-
-    def __init__(self, spark: SparkSession, schema: StructType):
-        jvm = spark._jvm
-        self._spark = spark
-        self._schema = schema
-        encoder = jvm.org.apache.spark.sql.Encoders.row(spark._jsparkSession.parseDataType(schema.json()))
-        self._stream = jvm.org.apache.spark.sql.execution.streaming.runtime.MemoryStream.apply(
-            encoder, spark._jsparkSession
-        )
-        self.frame = DataFrame(self._stream.toDF(), spark)
-
-    def add(self, rows: list[Row]) -> None:
-        if not rows:
-            return
-        values = [tuple(row[field.name] for field in self._schema) for row in rows]
-        java_rows = self._spark.createDataFrame(values, self._schema)._jdf.collectAsList()
-        converters = self._spark._jvm.scala.jdk.javaapi.CollectionConverters
-        self._stream.addData(converters.asScala(java_rows).toSeq())

@@ -24,7 +24,7 @@ from python_runners.runtime.progress import status_file as service_status
 from python_runners.runtime.progress.batch import last_batch
 from python_runners.runtime.progress.recorder import ProgressRecorder
 from python_runners.runtime.run.streaming_run import StreamingRun
-from python_runners.runtime.writes import streaming as streaming_writes
+from python_runners.runtime.run.model_run import failure
 from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.runtime.run.own_time import OwnTime
 from python_runners.runtime.errors import StreamingModelError, root_cause
@@ -136,8 +136,7 @@ def _supervise(spark: SparkSession, run: StreamingRun, served: ServedQuery, log:
         return
     if time.monotonic() < served.restart_at:
         return
-    write = run.served_write(served.name)
-    if write is None:
+    if run.served_write(served.name) is None:
         raise StreamingModelError(
             f"Query {served.name} failed ({served.last_failure}) and was not started by this "
             f"run's models, so it cannot be restarted here."
@@ -145,9 +144,7 @@ def _supervise(spark: SparkSession, run: StreamingRun, served: ServedQuery, log:
     served.batch_at_restart = served.last_batch()
     served.restart_at = None
     try:
-        # A model's write, or a query kept beside it that starts itself (writes/corrupt_lines.py)
-        start_again = getattr(write, "start", None)
-        served.query = start_again(spark) if start_again else streaming_writes.start_streaming_write(spark, write)
+        served.query = run.start_again(served.name, spark)
     except StreamingModelError as error:
         served.query = _FailedStart(served.query, error)  # counted as a failure on the next poll
         return
@@ -160,7 +157,7 @@ def _reason(run: StreamingRun, served: ServedQuery, error: Exception) -> str:
     if isinstance(error, StreamingModelError):  # a restart that failed to start
         return str(error)
     write = run.served_write(served.name)
-    return str(streaming_writes.failure(write, error)) if write is not None else root_cause(error)
+    return str(failure(write, error)) if write is not None else root_cause(error)
 
 
 class _FailedStart:

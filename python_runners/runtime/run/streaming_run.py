@@ -6,13 +6,14 @@ A `StreamingRun` is one dbt invocation's streaming state:
 - `recorder`: the progress listener that hears every batch of the session's queries and keeps
   them for the progress table (progress/recorder.py)
 - `summaries`: what each streaming model did, printed at the end (on-run-end)
-- the writes left serving (processing-time triggers), so that serving can start a failed one
-  again from its checkpoint
+- the writes left serving (processing-time triggers), with how to start each again, so that
+  serving can start a failed one again from its checkpoint
+- whether Ctrl-C interrupted it: a model that would start a query after that refuses to
 
 Who starts it: the adapter's connection manager, once per dbt invocation (its __init__, where
-that invocation's Ctrl-C state and source views start too), with `StreamingRun.start()`. Code
-that is handed only the Spark session (a model's streaming write, Ctrl-C's stop) finds it with
-`StreamingRun.current()`; the adapter passes its own to serving.
+that invocation's source views start too), with `StreamingRun.start()`, and the adapter passes it
+to each model's run (run/model_run.py), to Ctrl-C's stop and to serving. `StreamingRun.current()`
+is for what runs beside dbt rather than under it (the service command, tests).
 
 Who installs the live display: the run, once, as it starts. It makes its display and points its
 recorder at it before any stream starts, so every batch the recorder hears is shown there,
@@ -29,19 +30,32 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import IO, TYPE_CHECKING, Optional
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING, Any, Callable, Optional
 
 from python_runners.runtime.progress.live import LiveProgress, print_summary
 from python_runners.runtime.progress.recorder import ProgressRecorder
+from python_runners.runtime.errors import StreamingModelError
+from python_runners.runtime.session import session_key
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+    from pyspark.sql.streaming import StreamingQuery
 
-    from python_runners.runtime.writes.streaming import StreamingWrite, StreamSummary
+    from python_runners.runtime.run.summary import StreamSummary
 
 
 class NoStreamingRunError(RuntimeError):
     pass
+
+
+@dataclass(frozen=True)
+class Served:
+    """A query left running after its model: what started it (model, checkpoint, query_name),
+    and how to start it again from its checkpoint."""
+
+    write: Any
+    start: Optional[Callable[["SparkSession"], "StreamingQuery"]] = None
 
 
 class StreamingRun:
@@ -51,8 +65,9 @@ class StreamingRun:
         self.recorder = recorder or ProgressRecorder()
         self.recorder.show_on(self.display.batch)
         self.summaries: list[StreamSummary] = []
-        self._served: dict[str, StreamingWrite] = {}
+        self._served: dict[str, Served] = {}
         self._lock = threading.Lock()
+        self._interrupted = threading.Event()
         self._listening_to: Optional[int] = None  # the session the recorder listens to
 
     @classmethod
@@ -84,22 +99,43 @@ class StreamingRun:
 
     def listen(self, spark: "SparkSession") -> ProgressRecorder:
         """The run's recorder, a listener of the session's queries from the first call on."""
-        key = id(spark._jsparkSession)
+        key = session_key(spark)
         with self._lock:
             if self._listening_to != key:
                 spark.streams.addListener(self.recorder)
                 self._listening_to = key
         return self.recorder
 
-    def keep_serving(self, write: "StreamingWrite") -> None:
-        """A write whose query runs on after its model (a processing-time trigger)."""
+    def keep_serving(self, write: Any, start: Optional[Callable[["SparkSession"], "StreamingQuery"]] = None) -> None:
+        """A write whose query runs on after its model (a processing-time trigger); `start`
+        starts it again from its checkpoint."""
         with self._lock:
-            self._served[write.query_name] = write
+            self._served[write.query_name] = Served(write, start)
 
-    def served_write(self, query_name: str) -> Optional["StreamingWrite"]:
-        """What started a served query, to start it again from its checkpoint."""
+    def served_write(self, query_name: str) -> Any:
+        """What started a served query (its model, checkpoint and query name), or None."""
         with self._lock:
-            return self._served.get(query_name)
+            served = self._served.get(query_name)
+        return served.write if served is not None else None
+
+    def start_again(self, query_name: str, spark: "SparkSession") -> "StreamingQuery":
+        with self._lock:
+            served = self._served.get(query_name)
+        if served is None or served.start is None:
+            raise StreamingModelError(f"Query {query_name} was not started by this run's models.")
+        return served.start(spark)
+
+    def interrupt(self) -> None:
+        """Ctrl-C: no model of this run starts a query from now on."""
+        self._interrupted.set()
+
+    @property
+    def interrupted(self) -> bool:
+        return self._interrupted.is_set()
+
+    def refuse_if_interrupted(self, model: str) -> None:
+        if self.interrupted:
+            raise StreamingModelError(f"Model {model}: stopped, the run was interrupted.")
 
     def finish(self, spark: "SparkSession", out: Optional[IO[str]] = None) -> None:
         """on-run-end: a summary per streaming model, and the run's batches into the progress

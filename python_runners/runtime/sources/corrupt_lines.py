@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Iterable, Optional
+from typing import Optional
 
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from python_runners.runtime.delta import hadoop_fs, plans
 from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.runtime.sources.views import SourceViews, StreamSource, source_frame
 
@@ -113,7 +114,7 @@ def keep_out_of_model(
     try:
         frame = spark.sql(sql)
         output = {column.lower() for column in frame.columns}
-        plan = spark._jsparkSession.sessionState().optimizer().execute(frame._jdf.queryExecution().analyzed())
+        plan = plans.optimized(spark, frame)
     except (PySparkException, Py4JJavaError):
         return sql, ()
     watermarked = {watermark.column.lower() for watermark in config.watermarks}
@@ -139,7 +140,7 @@ def _archived(spark: SparkSession, source: StreamSource) -> StreamSource:
     landing folder would miss the files the model moves away before it reads them. So a file's
     unreadable lines are quarantined once the model has archived it, at its next batch."""
     lakehouse = Lakehouse.from_env()
-    below = spark._jvm.org.apache.hadoop.fs.Path(lakehouse.landing_path(source.path)).toUri().getPath()
+    below = hadoop_fs.uri_path(spark, lakehouse.landing_path(source.path))
     folder = f"{lakehouse.landing_path(source.archive_to).rstrip('/')}/{below.strip('/')}"
     return replace(source, path=folder, archive_to=None, create_path=True, schema_evolution="none")
 
@@ -170,43 +171,10 @@ def _columns_read(spark: SparkSession, plan, source, view: str, corrupt: str, wa
     data = [column for column in spark.table(view).columns if column.lower() not in (corrupt.lower(), METADATA)]
     if source.rescued_data_column:
         return tuple(data)
-    read = _read_from_files(plan, Lakehouse.from_env().landing_path(source.path).rstrip("/"))
+    read = plans.columns_read_from_files(plan, Lakehouse.from_env().landing_path(source.path).rstrip("/"))
     if read is None:
         return tuple(data)
     return tuple(column for column in data if column.lower() in read or column.lower() in watermarked)
-
-
-def _read_from_files(plan, path: str) -> set[str] | None:
-    """The columns (lower case) of the file scans of `path` that the plan refers to; None when
-    it has no scan of that path."""
-    leaves = [leaf for leaf in _nodes(plan) if leaf.nodeName() == "StreamingRelation" and _path_of(leaf) == path]
-    if not leaves:
-        return None
-    referenced = set()
-    for node in _nodes(plan):
-        referenced |= {attribute.exprId().id() for attribute in _seq(node.references().toSeq())}
-    referenced |= {attribute.exprId().id() for attribute in _seq(plan.output())}
-    return {
-        attribute.name().lower()
-        for leaf in leaves
-        for attribute in _seq(leaf.output())
-        if attribute.exprId().id() in referenced
-    }
-
-
-def _path_of(leaf) -> str | None:
-    path = leaf.dataSource().options().get("path")
-    return str(path.get()).rstrip("/") if path.isDefined() else None
-
-
-def _nodes(plan) -> Iterable:
-    yield plan
-    for child in _seq(plan.children()):
-        yield from _nodes(child)
-
-
-def _seq(scala_seq) -> list:
-    return [scala_seq.apply(index) for index in range(scala_seq.size())]
 
 
 def _quoted(column: str) -> str:

@@ -56,9 +56,9 @@ def plan_batch_past_initial_snapshot(spark: SparkSession, checkpoint: str) -> bo
     if not started_in_initial_snapshot(start, end):
         return False
     commit = _read_log(spark, f"{commits_dir}/{last}")
-    _write_atomically(spark, f"{offsets_dir}/{last + 1}", _next_entry(end, commit))
+    hadoop_fs.write_atomically(spark, f"{offsets_dir}/{last + 1}", _next_entry(end, commit))
     if not hadoop_fs.exists(spark, f"{checkpoint.rstrip('/')}/state"):
-        _write_atomically(spark, f"{commits_dir}/{last + 1}", "\n".join(commit))
+        hadoop_fs.write_atomically(spark, f"{commits_dir}/{last + 1}", "\n".join(commit))
     return True
 
 
@@ -106,20 +106,3 @@ def _last_batch(spark: SparkSession, folder: str) -> Optional[int]:
 
 def _read_log(spark: SparkSession, location: str) -> list[str]:
     return hadoop_fs.read_text(spark, location).split("\n")
-
-
-def _write_atomically(spark: SparkSession, location: str, text: str) -> None:
-    """As Spark writes its own log entries: a temporary file renamed into place (no half-written
-    entry after a crash), refusing to replace an existing one."""
-    jvm = spark.sparkContext._jvm
-    path = jvm.org.apache.hadoop.fs.Path(location)
-    manager = jvm.org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager.create(
-        path.getParent(), spark.sparkContext._jsc.hadoopConfiguration()
-    )
-    stream = manager.createAtomic(path, False)
-    try:
-        stream.write(bytearray(text.encode("utf-8")))
-    except Exception:
-        stream.cancel()
-        raise
-    stream.close()

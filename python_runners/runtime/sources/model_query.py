@@ -9,17 +9,15 @@ anything is written or any checkpoint moves.
 from __future__ import annotations
 
 import re
-from typing import Sequence
 
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from py4j.protocol import Py4JJavaError
 
-from python_runners.runtime.config.cdc import ApplyChanges
-from python_runners.runtime.config.expectations import Expectations
-from python_runners.runtime.config.event_time import Watermark, with_watermarks
+from python_runners.runtime.config.event_time import with_watermarks
+from python_runners.runtime.config.model import ModelConfig
 from python_runners.runtime.writes.change_rows import FeedShape, check_feed
-from python_runners.runtime.config.contracts import Contract
+from python_runners.runtime.delta import plans
 from python_runners.runtime.delta.constraints import check_query
 from python_runners.runtime.writes.expectation_checks import check_rules
 from python_runners.runtime.errors import StreamingModelError, cannot_run, explain
@@ -35,35 +33,26 @@ _EMPTY_REF_IN_STREAM = re.compile(
 _LIMITS = {"GlobalLimit": "LIMIT", "LocalLimit": "LIMIT", "Tail": "LIMIT", "Offset": "OFFSET"}
 
 
-def create_stream_view(
-    spark: SparkSession,
-    model: str,
-    sql: str,
-    view: str,
-    watermarks: Sequence[Watermark] = (),
-    output_mode: str = "append",
-    changes: ApplyChanges | None = None,
-    expectations: Expectations | None = None,
-    contract: Contract | None = None,
-) -> DataFrame:
+def create_stream_view(spark: SparkSession, config: ModelConfig, sql: str, view: str) -> DataFrame:
     """Register the model's query as the temp view `view` and return it (a cdc_table's settings
     and the model's expectations checked against its columns)."""
+    model, changes, contract = config.model, config.changes, config.contract
     try:
-        watermarked = with_watermarks(spark, model, sql, watermarks)
+        watermarked = with_watermarks(spark, model, sql, config.watermarks)
         # From the analysed frame, not from SQL text: the view keeps the resolved plan, so the
         # stream started from it later does not resolve every input table a second time.
         frame = spark.sql(watermarked)
         frame.createOrReplaceTempView(view)
     except (PySparkException, Py4JJavaError) as error:
         raise explain(model, error) from None
-    refuse_what_a_stream_cannot_run(model, frame, output_mode)
+    refuse_what_a_stream_cannot_run(model, frame, config.output_mode)
     if changes is not None:
         check_feed(frame, changes)
     if contract is not None:  # a cdc_table's contract is of its table: stored columns, scd2's validity
         table = FeedShape(changes, frame.schema).table_schema() if changes is not None else frame.schema
         check_query(spark, contract, table, "the table's columns" if changes else "the query's columns")
-    if expectations:
-        check_rules(frame, expectations)
+    if config.expectations:
+        check_rules(frame, config.expectations)
     return frame
 
 
@@ -81,7 +70,7 @@ def refuse_what_a_stream_cannot_run(model: str, frame: DataFrame, output_mode: s
     recomputed from all input each batch). Everything else a stream cannot run, Spark refuses
     itself (asked here, before the table is created), and streaming_errors retells it.
     """
-    plan = frame._jdf.queryExecution().analyzed()
+    plan = plans.analyzed(frame)
     _spark_checks(model, frame, plan, output_mode)
     operation = _unbounded_limit(plan, output_mode)
     if operation:
@@ -91,32 +80,19 @@ def refuse_what_a_stream_cannot_run(model: str, frame: DataFrame, output_mode: s
 def _spark_checks(model: str, frame: DataFrame, plan, output_mode: str) -> None:
     """Spark's own check of a streaming plan, which it otherwise runs only when the query
     starts: after the model's table was created with the refused query's columns."""
-    jvm = frame.sparkSession._jvm
-    mode = {"append": "Append", "complete": "Complete", "update": "Update"}[output_mode]
     try:
-        jvm.org.apache.spark.sql.catalyst.analysis.UnsupportedOperationChecker.checkForStreaming(
-            plan, getattr(jvm.org.apache.spark.sql.streaming.OutputMode, mode)()
-        )
+        plans.check_streaming(frame, plan, output_mode)
     except (PySparkException, Py4JJavaError) as error:
         raise explain(model, error) from None
 
 
 def _unbounded_limit(plan, output_mode: str) -> str | None:
-    name = plan.nodeName()
-    if name in _LIMITS and plan.isStreaming():
-        if not (output_mode == "complete" and _contains(plan, "Aggregate")):
+    name = plans.node_name(plan)
+    if name in _LIMITS and plans.is_streaming(plan):
+        if not (output_mode == "complete" and plans.contains(plan, "Aggregate")):
             return _LIMITS[name]
-    for child in _children(plan):
+    for child in plans.children(plan):
         found = _unbounded_limit(child, output_mode)
         if found:
             return found
     return None
-
-
-def _contains(plan, node_name: str) -> bool:
-    return plan.nodeName() == node_name or any(_contains(child, node_name) for child in _children(plan))
-
-
-def _children(plan) -> list:
-    children = plan.children()
-    return [children.apply(i) for i in range(children.size())]

@@ -27,9 +27,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import StructField, StructType
 
 from python_runners.runtime.delta import hadoop_fs
+from python_runners.runtime.config.sources import POLICIES, default_policy  # noqa: F401  (where tests read them)
 from python_runners.runtime.errors import ConfigError
 
-POLICIES = ("add_new_columns", "rescue", "fail_on_new_columns", "none")
 _CHECKED = "checked_until.json"
 
 
@@ -41,12 +41,6 @@ class SourceSchemaError(ConfigError):
 class SchemaVersion:
     number: int
     schema: StructType
-
-
-def default_policy(declared: bool, rescued_data_column: Optional[str]) -> str:
-    if not declared:
-        return "add_new_columns"
-    return "rescue" if rescued_data_column else "fail_on_new_columns"
 
 
 class SchemaStore:

@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable, Mapping
 
-_MARK_PREFIX = '{"streaming_query"'
 # The transaction ids of one-time backfills (writes/backfill.py): no batch of any stream, passed
 # over like other commits, so a replayed batch is still found behind one.
-BACKFILL_APP_ID_PREFIX = "backfill:"
+from python_runners.runtime.config.backfills import BACKFILL_APP_ID_PREFIX
+
+_MARK_PREFIX = '{"streaming_query"'
 
 
 def batch_mark(app_id: str, batch_id: int) -> str:

@@ -14,8 +14,7 @@ the write, so no file's rows land twice and none are left out.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from dataclasses import dataclass
 
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, Observation, SparkSession
@@ -26,8 +25,8 @@ from python_runners.runtime.delta import tables as delta_tables
 from python_runners.runtime.delta import hadoop_fs
 from python_runners.runtime.delta import catalog as streaming_catalog
 from python_runners.runtime.delta import constraints as delta_constraints
-from python_runners.runtime.config.contracts import Contract, with_not_null
-from python_runners.runtime.config.expectations import ExpectationCounts, Expectations, expectations_said
+from python_runners.runtime.config.contracts import with_not_null
+from python_runners.runtime.config.expectations import ExpectationCounts, expectations_said
 from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.runtime.config.model import ModelConfig
 from python_runners.runtime.writes.expectation_checks import (
@@ -43,42 +42,37 @@ from python_runners.runtime.errors import StreamingModelError, explain
 
 @dataclass(frozen=True)
 class CopyInto:
-    model: str
-    sql: str  # the model's compiled SELECT, reading from source_view
-    source: StreamSource
-    source_view: str
-    target_table: str
-    load_log: str  # location of the load log's Delta table
-    force: bool = False
-    append_new_columns: bool = False  # on_schema_change: append_new_columns
-    partition_by: Sequence[str] = ()
-    table_properties: Mapping[str, str] = field(default_factory=dict)
-    documented: Mapping[str, str] = field(default_factory=dict)  # table properties for the docs
-    expectations: Expectations = Expectations("")
-    contract: Contract | None = None  # contract: {enforced: true}: columns checked, constraints on the table
+    """A copy_into model's load: its checked config, its compiled SELECT (reading from the
+    source's view) and the table it loads."""
 
-    @property
-    def quarantine_table(self) -> str | None:
-        return self.expectations.quarantine_table(self.target_table)
+    config: ModelConfig
+    sql: str
+    target_table: str
 
     @classmethod
     def of_model(cls, config: ModelConfig, sql: str, target_table: str) -> "CopyInto":
-        """The load a copy_into model's checked config asks for."""
-        return cls(
-            model=config.model,
-            sql=sql,
-            source=config.copy_source.source,
-            source_view=copy_source_view(config.model, config.copy_source.name),
-            target_table=target_table,
-            load_log=config.checkpoint,
-            force=config.force,
-            append_new_columns=config.append_new_columns,
-            partition_by=config.partition_by,
-            table_properties=dict(config.tblproperties),
-            documented=config.documented(),
-            expectations=config.expectations,
-            contract=config.contract,
-        )
+        return cls(config, sql, target_table)
+
+    @property
+    def model(self) -> str:
+        return self.config.model
+
+    @property
+    def source(self) -> StreamSource:
+        return self.config.copy_source.source
+
+    @property
+    def source_view(self) -> str:
+        return copy_source_view(self.model, self.config.copy_source.name)
+
+    @property
+    def load_log(self) -> str:
+        """Location of the load log's Delta table."""
+        return self.config.checkpoint
+
+    @property
+    def quarantine_table(self) -> str | None:
+        return self.config.expectations.quarantine_table(self.target_table)
 
 
 @dataclass(frozen=True)
@@ -129,7 +123,7 @@ def run_copy_into(spark: SparkSession, copy: CopyInto, lakehouse: Lakehouse) -> 
     landed = hadoop_fs.list_data_files(spark, folder)
     known = {file.path for load in loads for file in load.files}
     # A forced load that was interrupted and is now finished was the forced reload asked for.
-    force = copy.force and not (redone is not None and redone.forced)
+    force = copy.config.force and not (redone is not None and redone.forced)
     to_load = sorted(landed) if force else sorted(f for f in landed if f.path not in known)
     if to_load:
         next_id = max((load.load_id for load in loads), default=-1) + 1
@@ -167,11 +161,11 @@ def _write_load(
         )
         source.createOrReplaceTempView(copy.source_view)
         frame = spark.sql(copy.sql)
-        delta_constraints.check_query(spark, copy.contract, frame.schema)
-        if copy.expectations:
-            check_rules(frame, copy.expectations)
+        delta_constraints.check_query(spark, copy.config.contract, frame.schema)
+        if copy.config.expectations:
+            check_rules(frame, copy.config.expectations)
             observation = Observation(f"expectations_load_{load.load_id}")
-            loaded = checked(frame, copy.expectations, observation).persist()
+            loaded = checked(frame, copy.config.expectations, observation).persist()
             loaded.count()  # the load's query and its rules, once (a fail rule raises here)
             counts = ExpectationCounts.from_metrics(observation.get)
             frame = kept_rows(loaded)
@@ -179,11 +173,11 @@ def _write_load(
                 _append(quarantined_rows(loaded), copy.quarantine_table, app_id, load, merge_schema=True)
         before = delta_tables.snapshot(spark, copy.target_table)
         delta_tables.create_if_missing(
-            spark, copy.target_table, with_not_null(model_columns(frame).schema, copy.contract),
-            copy.partition_by, _properties(copy), exists=before.exists,
+            spark, copy.target_table, with_not_null(model_columns(frame).schema, copy.config.contract),
+            copy.config.partition_by, _properties(copy), exists=before.exists,
         )
-        delta_constraints.add_missing(spark, copy.target_table, copy.contract)
-        _append(frame, copy.target_table, app_id, load, merge_schema=copy.append_new_columns)
+        delta_constraints.add_missing(spark, copy.target_table, copy.config.contract)
+        _append(frame, copy.target_table, app_id, load, merge_schema=copy.config.append_new_columns)
     except (PySparkException, Py4JJavaError) as error:
         raise explain(copy.model, error) from None
     finally:
@@ -214,16 +208,16 @@ def _create_empty_table(spark: SparkSession, copy: CopyInto, lakehouse: Lakehous
     empty: DataFrame = source_frame(spark, copy.source, lakehouse, streaming=False).where(F.lit(False))
     empty.createOrReplaceTempView(copy.source_view)
     frame = spark.sql(copy.sql)
-    delta_constraints.check_query(spark, copy.contract, frame.schema)
+    delta_constraints.check_query(spark, copy.config.contract, frame.schema)
     delta_tables.create_if_missing(
-        spark, copy.target_table, with_not_null(frame.schema, copy.contract), copy.partition_by,
+        spark, copy.target_table, with_not_null(frame.schema, copy.config.contract), copy.config.partition_by,
         _properties(copy),
     )
-    delta_constraints.add_missing(spark, copy.target_table, copy.contract)
+    delta_constraints.add_missing(spark, copy.target_table, copy.config.contract)
 
 
 def _properties(copy: CopyInto) -> dict[str, str]:
-    return {**copy.table_properties, **copy.documented}
+    return {**copy.config.tblproperties, **copy.config.documented()}
 
 
 def _check_log_matches_table(spark: SparkSession, copy: CopyInto, loads: list[Load]) -> None:

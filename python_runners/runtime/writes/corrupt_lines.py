@@ -3,7 +3,8 @@
 sources/corrupt_lines.py finds, when a model's query is created, the json/csv sources whose
 unreadable lines the model does not see. For each, a query of its own streams those lines into
 `<model table>__corrupt_lines`, with the model's trigger: in each run it catches up right after
-the model's own query, and it is served along with the model's when that one is. Each has its own
+the model's own query, and it is served along with the model's when that one is (both by the
+coordinator, run/model_run.py). Each has its own
 checkpoint (`<model checkpoint>__corrupt_lines/<source>`), so it reads each file once, whatever
 the model's query does; a full refresh of the model removes both with the model's.
 
@@ -16,7 +17,7 @@ whose lines could all be read commits nothing there.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import Optional
 
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
@@ -25,19 +26,12 @@ from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructField, StructType
 
 from python_runners.runtime.delta import tables as delta_tables
-
-from python_runners.runtime.run import interruption
 from python_runners.runtime.errors import StreamingModelError, explain
-from python_runners.runtime.session import claim_lakehouse_for
 from python_runners.runtime.sources.corrupt_lines import CorruptLines, checkpoint_of, table_of
 from python_runners.runtime.config.triggers import Trigger
 from python_runners.runtime.writes import batch_errors
 from python_runners.runtime.writes.idempotent_batches import once_per_batch
-
-if TYPE_CHECKING:
-    from python_runners.runtime.progress.recorder import ProgressRecorder
-    from python_runners.runtime.run.streaming_run import StreamingRun
-    from python_runners.runtime.writes.streaming import StreamingWrite
+from python_runners.runtime.writes.streaming import StreamingWrite
 
 
 @dataclass(frozen=True)
@@ -52,7 +46,7 @@ class CorruptLinesWrite:
     trigger: Trigger
 
     @classmethod
-    def beside(cls, write: "StreamingWrite", lines: CorruptLines) -> "CorruptLinesWrite":
+    def beside(cls, write: StreamingWrite, lines: CorruptLines) -> "CorruptLinesWrite":
         return cls(write.model, lines, write.target_table, write.checkpoint, write.trigger)
 
     @property
@@ -74,8 +68,6 @@ class CorruptLinesWrite:
                 f"Model {self.model}: a streaming query writing the unreadable lines of "
                 f"{self.lines.source} to {self.target_table} is already running in this process."
             )
-        interruption.refuse_if_interrupted(self.model)
-        claim_lakehouse_for(self.model)
         frame = self.lines.frame(spark)
         try:
             delta_tables.create_if_missing(spark, self.target_table, _nullable(frame.schema))
@@ -105,37 +97,6 @@ def appending_lines_once(checkpoint: str, location: str):
     return once_per_batch(checkpoint, append)
 
 
-def catch_up(
-    spark: SparkSession, write: "StreamingWrite", lines: Sequence[CorruptLines], progress: "ProgressRecorder"
-) -> int:
-    """The unreadable lines that landed since the last run, into the model's quarantine of them,
-    one source after the other; how many."""
-    if not lines:
-        return 0
-    table = table_of(write.target_table)
-    before = delta_tables.snapshot(spark, table)
-    for source_lines in lines:
-        companion = CorruptLinesWrite.beside(write, source_lines)
-        query = companion.start(spark, companion.trigger.catch_up())
-        try:
-            query.awaitTermination()
-        except (PySparkException, Py4JJavaError) as error:
-            _stop_quietly(query)
-            raise batch_errors.failure(companion.model, companion.checkpoint, error) from None
-        interruption.refuse_if_interrupted(write.model)
-        progress.wait_until_heard(query)
-    after = before.refreshed(spark, table)
-    return delta_tables.rows_written_since(spark, table, before.version, latest=after.version, log=after.log)
-
-
-def serve(spark: SparkSession, write: "StreamingWrite", lines: Sequence[CorruptLines], run: "StreamingRun") -> None:
-    """With a processing-time trigger: keep each source's query running with the model's."""
-    for source_lines in lines:
-        companion = CorruptLinesWrite.beside(write, source_lines)
-        companion.start(spark)
-        run.keep_serving(companion)  # type: ignore[arg-type]  # it starts itself again (serving.py)
-
-
 def said(count: int, table: str) -> str:
     """What the model's run line adds; nothing when no line was unreadable."""
     if not count:
@@ -145,10 +106,3 @@ def said(count: int, table: str) -> str:
 
 def _nullable(schema: StructType) -> StructType:
     return StructType([StructField(field.name, field.dataType, True) for field in schema.fields])
-
-
-def _stop_quietly(query: StreamingQuery) -> None:
-    try:
-        query.stop()
-    except Exception:  # the query already failed; its error is the one to report
-        pass

@@ -33,6 +33,7 @@ from python_runners.runtime.config.expectations import (
     FAILED_COLUMN, OBSERVATION, QUARANTINED_AT_COLUMN, ROWS_CHECKED, ROWS_DROPPED,
     ROWS_QUARANTINED, Expectation, ExpectationConfigError, Expectations, metric_name,
 )
+from python_runners.runtime.delta import plans
 from python_runners.runtime.writes.merge import release
 
 ROW_SHOWN_CHARACTERS = 500
@@ -54,7 +55,7 @@ def check_rules(frame: DataFrame, expectations: Expectations) -> None:
                 f"{where} cannot be checked on the model's rows: {root_cause(error)[:400]}\n"
                 f"An expectation is a SQL condition over the model's output columns ({columns})."
             ) from None
-        if outcome._jdf.queryExecution().analyzed().nodeName() == "Aggregate":
+        if plans.analyzed_node_name(outcome) == "Aggregate":
             raise ExpectationConfigError(
                 f"{where} aggregates rows; an expectation checks each row on its own. Check "
                 "aggregates with a data test on the table, or in a model that aggregates."
@@ -126,7 +127,7 @@ def splitting_quarantine(
     def write(batch: DataFrame, batch_id: int) -> None:
         # The first job computes the batch and keeps its rows for the writes. A local
         # checkpoint keeps them as they are; persist() first encodes every row into compressed
-        # columns, the largest part of what the quarantine cost (bench/expectations.py). A block
+        # columns, the largest part of what the quarantine cost (bench/expectations/). A block
         # lost with an executor fails the batch instead of computing it again: the batch is
         # replayed, and each idempotent write leaves its table with the rows once.
         kept = batch.localCheckpoint(eager=False)

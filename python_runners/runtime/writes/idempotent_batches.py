@@ -9,7 +9,7 @@ starting again at batch 0 is not mistaken for a replay and silently ignored.
 MERGEs carry Delta's own transaction id (txnAppId, txnVersion). Appends carry a mark in the
 commit's userMetadata instead: Delta checks its transaction id against the table's whole state,
 which it rebuilds for that on every commit (0.9 s a commit on 2 cores where the append alone
-takes 0.2 s: bench/append_commit.py). Only the first batch a query runs can be a replay (Spark
+takes 0.2 s: bench/latency/append_commit.py). Only the first batch a query runs can be a replay (Spark
 re-runs a batch only when a query starts from a checkpoint that planned it), so appends read the
 log back once per query start instead.
 """

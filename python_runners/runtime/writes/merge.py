@@ -13,9 +13,9 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Iterator, Sequence
 
-from py4j.protocol import Py4JError
 from pyspark.sql import DataFrame, Observation, SparkSession
 
+from python_runners.runtime.delta import plans
 from python_runners.runtime.writes.idempotent_batches import delta_transaction, once_per_batch
 from python_runners.runtime.writes.key_bounds import batch_bounds, bound_aggregates, key_fields
 
@@ -70,11 +70,8 @@ def source_already_materialized(spark: SparkSession) -> Iterator[None]:
 
 def release(checkpointed: DataFrame) -> None:
     """Free the checkpointed rows now rather than when the JVM's garbage collector gets to them
-    (Spark's cleaner then drops them); the plan of a local checkpoint is the RDD's LogicalRDD."""
-    try:
-        checkpointed._jdf.queryExecution().logical().rdd().unpersist(False)
-    except (Py4JError, AttributeError):  # not a LogicalRDD in this Spark: left to the cleaner
-        pass
+    (Spark's cleaner then drops them)."""
+    plans.release_local_checkpoint(checkpointed)
 
 
 def merge_writer(checkpoint: str, table: str, unique_key: Sequence[str]):

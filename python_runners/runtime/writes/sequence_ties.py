@@ -18,7 +18,7 @@ Ties are found within the batch (change_rows.py) and against what the table hold
 batch's keys at the same sequence value (scd1: the key's current row and its last delete; scd2:
 the versions and deletes in its history). Under 'fail', scd1 lets its MERGE find a tie with the
 table's row (a first clause that raises, raise_tie) instead of reading the table once more to
-look for one: the check then costs no scan of its own (bench/cdc_apply.py).
+look for one: the check then costs no scan of its own (bench/cdc/).
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from python_runners.runtime.delta import tables as delta_tables
-
 from python_runners.runtime.delta import hadoop_fs
 from python_runners.runtime.errors import StreamingModelError
 from python_runners.runtime.progress import batch_notes

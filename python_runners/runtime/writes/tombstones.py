@@ -35,7 +35,7 @@ def remember_deletes(batch: ChangeBatch, shape: FeedShape, table: str, app_id: s
     """The batch's deletes (and truncate) added to the tombstones, under the batch's transaction
     id like the table's own MERGE, which commits before this. Mostly a plain append; every
     COLLECT_EVERY batches a MERGE that also drops the expired ones (a MERGE that can delete
-    reads and rewrites the whole table: ~1 s a batch, bench/cdc_apply.py)."""
+    reads and rewrites the whole table: ~1 s a batch, bench/cdc/)."""
     collecting = batch_id % COLLECT_EVERY == 0
     if not collecting and batch.deletes == 0 and batch.truncated_at is None:
         return

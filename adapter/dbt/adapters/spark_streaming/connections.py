@@ -79,10 +79,10 @@ class SparkStreamingConnectionManager(SparkConnectionManager):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        runtime.reset_interruption()  # one per dbt invocation: an earlier one's Ctrl-C is over
-        # Also one per invocation: the meta.stream source views source() named while rendering,
+        # One per dbt invocation: the meta.stream source views source() named while rendering,
         # and the run's streaming state (live display, progress listener, summaries, served
-        # queries), which starts here, before any model, so that it is not whoever comes first.
+        # queries, an earlier invocation's Ctrl-C over), which starts here, before any model, so
+        # that it is not whoever comes first.
         self.source_views = runtime.SourceViews()
         self.streaming_run = runtime.StreamingRun.start()
         if _command_runs_sql():
@@ -132,5 +132,5 @@ class SparkStreamingConnectionManager(SparkConnectionManager):
     def cancel_open(self) -> list[str]:
         """dbt cancels the open connections on Ctrl-C (and --fail-fast): here, streams run on them."""
         if isinstance(sys.exc_info()[1], KeyboardInterrupt):  # called while dbt handles it
-            runtime.stop_streams_on_interrupt("Ctrl-C")
+            runtime.stop_streams_on_interrupt(self.streaming_run, "Ctrl-C")
         return super().cancel_open()

@@ -23,7 +23,7 @@ from python_runners import runtime
 class SparkStreamingAdapter(SparkAdapter):
     ConnectionManager = SparkStreamingConnectionManager
     # Delta checks NOT NULL and CHECK constraints on every write (the streaming materialisations
-    # add them: runtime/delta_constraints.py); keys and uniqueness it does not know, so they are
+    # add them: runtime/delta/constraints.py); keys and uniqueness it does not know, so they are
     # ignored with a warning. dbt-spark says NOT_ENFORCED for all, as it also writes plain files.
     CONSTRAINT_SUPPORT = {
         ConstraintType.check: ConstraintSupport.ENFORCED,
@@ -84,6 +84,13 @@ class SparkStreamingAdapter(SparkAdapter):
         return session_for(self.config.credentials)
 
     @available
+    def streaming_materializations(self, having: Optional[str] = None) -> list:
+        """The project's materialisations (runtime/config/materializations.py), or those with a
+        property: 'streams', 'can_be_reset', 'can_be_redeployed'."""
+        return [name for name, kind in runtime.MATERIALIZATIONS.items()
+                if having is None or getattr(kind, having)]
+
+    @available
     @reported_to_dbt
     def streaming_model_config(
         self, node: Mapping[str, Any], graph: Mapping[str, Any], run_vars: Mapping[str, Any]
@@ -120,7 +127,7 @@ class SparkStreamingAdapter(SparkAdapter):
         the streaming inputs that have its column; resolved and checked, nothing started. A
         pending checkpoint reset (not on a full refresh, which deletes it) sets where its
         streaming reads start. Returns the json/csv sources whose unreadable lines the model does
-        not see (it reads only their readable lines), for run_streaming_write to quarantine."""
+        not see (it reads only their readable lines), for run_streaming_model to quarantine."""
         if self.empty_run():
             sql = runtime.without_empty_refs(sql)
         elif not full_refresh:
@@ -132,10 +139,7 @@ class SparkStreamingAdapter(SparkAdapter):
             self._spark(), config, sql, self.connections.source_views
         )
         self._warn_of_ignored_constraints(config)
-        runtime.create_stream_view(
-            self._spark(), config.model, sql, view, config.watermarks, config.output_mode,
-            config.changes, config.expectations, config.contract,
-        )
+        runtime.create_stream_view(self._spark(), config, sql, view)
         return corrupt_lines
 
     @staticmethod
@@ -177,7 +181,9 @@ class SparkStreamingAdapter(SparkAdapter):
     ) -> dict:
         """`corrupt_lines`: what create_stream_view returned (their quarantine runs with the model)."""
         write = runtime.StreamingWrite.of_model(config, source_view, target_table)
-        summary = runtime.run_streaming_write(self._spark(), write, tuple(corrupt_lines or ()))
+        summary = runtime.run_streaming_model(
+            self._spark(), self.connections.streaming_run, write, tuple(corrupt_lines or ())
+        )
         self._stream_summaries.append(summary)
         return {**summary.__dict__, "message": summary.message()}
 
@@ -215,7 +221,7 @@ class SparkStreamingAdapter(SparkAdapter):
     def plan_full_refresh(self, model: Mapping[str, Any], graph: Mapping[str, Any], selected: Iterable[str]) -> bool:
         """Before a full refresh drops anything: refused while a model streaming from this one
         would be left to fail; True when the table is to be emptied in place for readers that
-        follow rewrites (runtime/full_refresh.py)."""
+        follow rewrites (runtime/lifecycle/full_refresh.py)."""
         return runtime.plan_full_refresh(model, graph.get("nodes", {}), selected or ()).in_place
 
     @available
@@ -301,7 +307,7 @@ class SparkStreamingAdapter(SparkAdapter):
         self, node: Mapping[str, Any], graph: Mapping[str, Any], run_vars: Mapping[str, Any], target_table: str,
     ) -> str:
         """run-operation rollback_redeploy: the model's table and checkpoint as before its last
-        redeploy (runtime/redeploy.py); what was done."""
+        redeploy (runtime/lifecycle/redeploy.py); what was done."""
         return runtime.roll_back_model(self._spark(), node, graph, run_vars, target_table)
 
     @available

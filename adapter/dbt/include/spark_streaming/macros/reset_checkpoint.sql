@@ -10,7 +10,7 @@
                            Delta commits, Kafka records, files modified at or after T
     from_offsets: '{...}'  Kafka startingOffsets JSON
   `python -m python_runners reset-checkpoint --select <model> --from-now` runs this.
-  (python_runners/runtime/checkpoint_reset.py)
+  (python_runners/runtime/lifecycle/checkpoint_reset.py)
 #}
 {% macro reset_checkpoint(select=none, from_now=none, from_version=none, from_timestamp=none, from_offsets=none) %}
     {%- if execute -%}
@@ -31,7 +31,7 @@
     {%- set found = models | selectattr('name', 'equalto', select) | list -%}
     {%- if not select or not found -%}
         {%- set streaming = models
-            | selectattr('config.materialized', 'in', ['streaming_table', 'cdc_table'])
+            | selectattr('config.materialized', 'in', adapter.streaming_materializations('can_be_reset'))
             | map(attribute='name') | sort | join(', ') -%}
         {{ exceptions.raise_compiler_error(
             operation ~ ": " ~ ("no model named " ~ select if select else "no model given")

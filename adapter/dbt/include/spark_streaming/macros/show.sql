@@ -7,7 +7,7 @@
 #}
 {% macro spark_streaming__get_limit_sql(sql, limit) %}
     {%- set materialized = model.get('config', {}).get('materialized') if model is mapping else none -%}
-    {%- if materialized in ['streaming_table', 'cdc_table', 'copy_into'] and model.get('resource_type') == 'model' -%}
+    {%- if materialized in adapter.streaming_materializations() and model.get('resource_type') == 'model' -%}
         {%- if load_relation(this) is none -%}
             {{ exceptions.raise_compiler_error(
                 "Model " ~ model['name'] ~ " is a " ~ materialized ~ " and has no table yet: "

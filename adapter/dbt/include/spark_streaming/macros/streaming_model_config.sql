@@ -1,6 +1,6 @@
 {#
   A streaming_table or copy_into model's config, read and checked whole before anything of it
-  runs (python_runners/runtime/model_config.py, no Spark needed): output_mode, unique_key with
+  runs (python_runners/runtime/config/model.py, no Spark needed): output_mode, unique_key with
   'update', trigger (and a run-wide --vars '{stream_trigger: ...}'), watermark, dedupe,
   on_schema_change, partitioning, a checkpoint of its own, no key that is neither a setting of
   its materialisation nor dbt's own, and the meta.stream of every source the model reads. Every error is a Compilation Error naming the model, the setting and the values
@@ -28,7 +28,7 @@
 #}
 {% macro check_streaming_model() %}
     {%- if execute and model is mapping and model.get('resource_type') == 'model' -%}
-        {%- if model.get('config', {}).get('materialized') in ['streaming_table', 'cdc_table', 'copy_into'] -%}
+        {%- if model.get('config', {}).get('materialized') in adapter.streaming_materializations() -%}
             {%- do streaming_model_config() -%}
         {%- endif -%}
     {%- endif -%}

@@ -4,7 +4,7 @@
   Which files were loaded is kept in a Delta load log; a run interrupted at any moment is
   finished by the next one without loading a file twice (python_runners/runtime/writes/copy_into.py).
 
-  Config (read and checked once, before anything runs: python_runners/runtime/model_config.py):
+  Config (read and checked once, before anything runs: python_runners/runtime/config/model.py):
     force            true reloads every file in the folder once (also for a run:
                      --vars '{copy_into_force: true}'); loaded rows are appended again
     load_log_location  default <checkpoint root>/<schema>/<model>; query it with

@@ -3,7 +3,7 @@
   a Delta table, each model with its own checkpoint. Every run processes only the input that
   arrived since the last one.
 
-  Config (read and checked once, before anything runs: python_runners/runtime/model_config.py):
+  Config (read and checked once, before anything runs: python_runners/runtime/config/model.py):
     output_mode          'append' (default), 'complete', or 'update' (with unique_key: each
                          batch's changed rows MERGEd into the table)
     unique_key           column or list of columns identifying a row (update mode)
@@ -28,7 +28,7 @@
     backfills            [{name, path | table, format, options}, ...]: historical data run through
                          the model's SQL and appended once, checkpoint untouched (append mode only)
   A model's YAML `contract: {enforced: true}` holds too (docs/contracts.md). Any other key
-  (but dbt's own configs) is refused, naming the nearest valid one (runtime/settings.py).
+  (but dbt's own configs) is refused, naming the nearest valid one (runtime/config/settings.py).
 #}
 {% materialization streaming_table, adapter='spark_streaming' %}
     {{ return(streaming_query_materialization()) }}
@@ -43,7 +43,7 @@
 
     {{ run_hooks(pre_hooks) }}
 
-    {#- Resolved and checked before anything is dropped or started (runtime/model_query.py);
+    {#- Resolved and checked before anything is dropped or started (runtime/sources/model_query.py);
         json/csv lines the model cannot read are kept out of it, for their quarantine beside it -#}
     {%- set corrupt_lines = adapter.create_stream_view(settings, sql, source_view, should_full_refresh()) -%}
 

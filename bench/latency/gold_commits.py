@@ -1,0 +1,43 @@
+"""When each commit of a Delta table became visible, and the largest value of a column it holds.
+
+Read straight from the table's _delta_log (JSON commit files, per-file column statistics), so a
+process without Spark can watch a table that another process writes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from python_runners.runtime.writes.batch_marks import recorded_batch_in
+from python_runners.testing.delta_log import CommitFile, commit_files
+
+
+@dataclass(frozen=True)
+class Commit:
+    version: int
+    visible_at: float  # the commit file's mtime, epoch seconds: the moment readers can see it
+    max_value: float | None  # of the watched column over the table's files added by this commit
+    batch_id: int | None = None  # the streaming write's micro-batch (python_runners/runtime/writes/batch_marks.py)
+
+    def holds(self, value: float) -> bool:
+        """Whether the commit's files reach `value` in the watched column."""
+        return self.max_value is not None and self.max_value >= value
+
+
+def commits(table_path: str, column: str, after_version: int = -1) -> list[Commit]:
+    return [_commit(commit, column) for commit in commit_files(table_path, after_version)]
+
+
+def _commit(commit: CommitFile, column: str) -> Commit:
+    values = []
+    actions = commit.actions()
+    for action in actions:
+        add = action.get("add")
+        if add and add.get("stats"):
+            value = json.loads(add["stats"]).get("maxValues", {}).get(column)
+            if value is not None:
+                values.append(value)
+    recorded = recorded_batch_in(actions)
+    batch_id = recorded[1] if recorded else None
+    return Commit(commit.version, commit.written_at, max(values, default=None), batch_id)

@@ -1,0 +1,179 @@
+"""Part 3 of `make bench`: landing to visible in gold, with the always-on service and a 500 ms trigger.
+
+The service runs in its own process (`python -m python_runners service start`) over the demo's
+recordings path to one gold table: bronze_recordings -> silver_recordings -> device_counts. This
+process (no Spark in it) lands one small file at a steady pace; file i holds recordings of a
+device no file before it had, device 1000 + i, so the first gold commit whose files' statistics
+reach that device id is the moment file i became visible in gold. The time from the file's
+rename into the landing folder to that commit file's mtime is its latency.
+
+The same statistics in bronze's and silver's commits time each hop; each commit's micro-batch
+(python_runners/runtime/writes/batch_marks.py) and that batch's progress (bench/latency/breakdown.py) split a hop into the
+wait before the batch started and the batch's own phases. The service's status file adds the
+time its own code took (listener, progress flush, status file).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.harness.child_process import child_result, run_child
+from bench.harness.fresh_lakehouse import empty_folder
+from bench.harness.stats import medians
+from bench.latency.gold_commits import Commit, commits
+from python_runners.demo.data import FIRST_BATCH_EPOCH, RECORDINGS_FOLDER, STATUS_FOLDER
+from python_runners.runtime.progress import status_file as service_status
+from python_runners.runtime.lakehouse import Lakehouse
+from python_runners.testing.dbt_process import dbt_command
+from python_runners.testing.landing import land_json_lines
+from python_runners.testing.separate_lakehouse import separate_lakehouse_env
+from python_runners.testing.service_process import ServiceProcess
+
+HOPS = (("bronze_recordings", "bronze.db"), ("silver_recordings", "silver.db"), ("device_counts", "gold.db"))
+MODELS = tuple(model for model, _schema in HOPS)
+FIRST_DEVICE = 1000
+RECORDS_PER_FILE = 10
+READY_TIMEOUT_S = 600
+VISIBLE_TIMEOUT_S = 300
+STOP_TIMEOUT_S = 300  # `service stop` from another process
+
+
+@dataclass(frozen=True)
+class Landing:
+    device_id: int
+    landed_at: float
+
+
+def measure_latency(trigger: str, landings: int, interval_s: float, log_dir: Path,
+                    all_models: bool = False) -> dict:
+    """With `all_models`, every model of the demo serves (nine queries); else the three of MODELS."""
+    name = "latency_all_models" if all_models else "latency"
+    root = empty_folder(name)
+    env = separate_lakehouse_env(root)
+    lakehouse = Lakehouse.from_env(env)
+    gold = f"{lakehouse.warehouse}/gold.db/device_counts"
+    landing = Path(lakehouse.landing_path(RECORDINGS_FOLDER))
+    landing.mkdir(parents=True)
+    Path(lakehouse.landing_path(STATUS_FOLDER)).mkdir(parents=True)  # the other source, kept empty
+
+    run_child(dbt_command(["seed", "--select", "devices"], log_dir / f"{name}_target"), env,
+              log_dir / f"{name}_seed.log")
+    land(landing, FIRST_DEVICE - 1)  # the service's first catch-up creates the tables with it
+
+    selection = [] if all_models else ["--select", *MODELS]
+    service = ServiceProcess(["--trigger", trigger, *selection], env, log_dir / f"{name}_service.log",
+                             timeout=STOP_TIMEOUT_S)
+    try:
+        wait_until_serving(lakehouse, gold, service, None if all_models else len(MODELS))
+        landed = land_at_steady_pace(landing, landings, interval_s)
+        visible = wait_until_visible(gold, landed[-1].device_id, service)
+    finally:
+        service.stop(wait_seconds=120)
+    latencies_ms = [
+        (first_commit_with(visible, landing_.device_id) - landing_.landed_at) * 1000
+        for landing_ in landed
+    ]
+    batches = child_result(["bench.latency.breakdown", "--lakehouse", str(root)],
+                           log_dir / f"{name}_breakdown.log", log_dir / f"{name}_batches.json", env)
+    status = service_status.read(lakehouse)
+    return {
+        "trigger": trigger, "landings": landings, "interval_s": interval_s,
+        "models": "all" if all_models else list(MODELS), "latencies_ms": latencies_ms,
+        "gold_commits": len([c for c in visible if c.holds(FIRST_DEVICE)]),
+        "hops": hop_timings(lakehouse, landed, batches),
+        "phases": {query: batch_phases(found) for query, found in batches.items()},
+        "own_time": status.get("own_time", {}),
+        "batches": {query: len(found) for query, found in batches.items()},
+    }
+
+
+def hop_timings(lakehouse: Lakehouse, landed: list[Landing], batches: dict[str, list[dict]]) -> list[dict]:
+    """Per landing and hop: from the row being visible upstream to its table's commit holding it,
+    split into the wait before the micro-batch that took it and that batch's own duration."""
+    timings = []
+    upstream = {landing_.device_id: landing_.landed_at for landing_ in landed}
+    for model, schema in HOPS:
+        found = commits(f"{lakehouse.warehouse}/{schema}/{model}", "device_id")
+        durations = {
+            batch["batch_id"]: batch["duration_ms"].get("triggerExecution", 0)
+            for query, query_batches in batches.items() if query.split(".")[-1] == model
+            for batch in query_batches
+        }
+        visible = {}
+        for device_id, since in upstream.items():
+            commit = _first_holding(found, device_id)
+            batch_ms = durations.get(commit.batch_id, 0)
+            hop_ms = (commit.visible_at - since) * 1000
+            timings.append({"model": model, "device_id": device_id, "hop_ms": hop_ms,
+                            "batch_ms": batch_ms, "wait_ms": max(0.0, hop_ms - batch_ms)})
+            visible[device_id] = commit.visible_at
+        upstream = visible
+    return timings
+
+
+def _first_holding(found: list[Commit], device_id: int) -> Commit:
+    return min((c for c in found if c.holds(device_id)), key=lambda c: c.version)
+
+
+def batch_phases(found: list[dict]) -> dict[str, float]:
+    """Median milliseconds of each durationMs phase over the batches that read rows."""
+    with_rows = [batch for batch in found if batch["input_rows"] > 0] or found
+    phases = sorted({phase for batch in with_rows for phase in batch["duration_ms"]})
+    return medians((batch["duration_ms"] for batch in with_rows), phases, missing=0)
+
+
+def land(folder: Path, device_id: int) -> float:
+    time_s = FIRST_BATCH_EPOCH + device_id
+    rows = [
+        {"recording_id": f"latency-{device_id}-{i}", "device_id": device_id, "mrn": 100_000 + i,
+         "time": time_s, "heartbeat": 70.0 + i}
+        for i in range(RECORDS_PER_FILE)
+    ]
+    land_json_lines(folder, f"latency-{device_id:06d}.json", rows)
+    return time.time()
+
+
+def land_at_steady_pace(folder: Path, landings: int, interval_s: float) -> list[Landing]:
+    landed = []
+    start = time.monotonic()
+    for i in range(landings):
+        time.sleep(max(0.0, start + i * interval_s - time.monotonic()))
+        device_id = FIRST_DEVICE + i
+        landed.append(Landing(device_id, land(folder, device_id)))
+    return landed
+
+
+def wait_until_serving(lakehouse: Lakehouse, gold: str, service: ServiceProcess,
+                       queries: int | None) -> None:
+    """Until gold holds the warm-up file and the service reports serving (`queries` queries, if given)."""
+    status_file = service_status.status_path(lakehouse)
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if service.has_exited():
+            raise RuntimeError(f"the service exited ({service.process.returncode}) before serving; see its log")
+        if status_file.exists() and any(c.max_value == FIRST_DEVICE - 1 for c in commits(gold, "device_id")):
+            status = json.loads(status_file.read_text())
+            if status["state"] == "serving" and queries in (None, len(status["queries"])):
+                return
+        time.sleep(0.5)
+    raise RuntimeError(f"the service was not serving after {READY_TIMEOUT_S} s; see its log")
+
+
+def wait_until_visible(gold: str, device_id: int, service: ServiceProcess) -> list:
+    deadline = time.monotonic() + VISIBLE_TIMEOUT_S
+    while time.monotonic() < deadline:
+        found = commits(gold, "device_id")
+        if any(c.holds(device_id) for c in found):
+            return found
+        if service.has_exited():
+            raise RuntimeError(f"the service exited ({service.process.returncode}) while landings were pending")
+        time.sleep(0.2)
+    raise RuntimeError(f"device {device_id} was not in gold {VISIBLE_TIMEOUT_S} s after landing")
+
+
+def first_commit_with(found: list, device_id: int) -> float:
+    return min(c.visible_at for c in found if c.holds(device_id))
+

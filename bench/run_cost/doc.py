@@ -1,0 +1,82 @@
+"""Section 6 of docs/BENCHMARKS.md, from the run-cost part's JSON result (bench/run_cost/measure.py)."""
+
+from __future__ import annotations
+
+from bench.harness.doc import NOT_RUN, run_line, section_of, seconds, table
+from bench.overhead.report import overhead_section
+from bench.recompute.report import recompute_section
+from bench.run_cost import figures as run_cost_figures
+
+RUN_COST_HEADING = "## 6. Run cost"
+
+
+def run_cost_section_of(document_text: str) -> list[str] | None:
+    """The document's run-cost section as it stands, or None when it has none."""
+    return section_of(document_text, RUN_COST_HEADING)
+
+
+def run_cost_section(result: dict | None) -> list[str]:
+    lines = [RUN_COST_HEADING, ""]
+    if result is None:
+        return lines + [NOT_RUN, ""]
+    noop = run_cost_figures.noop_summary(result["noop"])
+    found = run_cost_figures.figures(result)
+    lines += [
+        "What a run costs beyond the work it has to do. " + run_line(result)
+        + (f" Quick mode: {result['quick']}." if result.get("quick") else ""), "",
+    ]
+    lines += table(
+        ["figure", "value", "target", "met"],
+        [[f"`{figure}`", "-" if value is None else f"{value:.2f}", f"{target[0]} {target[1]:g}",
+          "not measured" if value is None else "yes" if run_cost_figures.is_met(figure, value)
+          else "no: " + run_cost_figures.holder(figure, result)]
+         for figure, value in found.items() for target in [run_cost_figures.TARGETS[figure]]],
+    )
+    lines += ["", *_noop_lines(result, noop)]
+    measured_here = result.get("measured_here", [])
+    if "recompute" in measured_here:
+        lines += ["### 1% new and first run over history", ""] + recompute_section(result["recompute"])[2:]
+    if "overhead" in measured_here:
+        lines += ["### dbt vs hand-written", ""] + overhead_section(result["overhead"])[2:]
+    if len(measured_here) < 2:
+        lines += [f"The other figures are from section{'s' if not measured_here else ''} "
+                  + " and ".join(number for name, number in (("recompute", "1"), ("overhead", "2"))
+                                 if name not in measured_here)
+                  + " of the same run.", ""]
+    return lines + ["```", run_cost_figures.summary_line(found), "```", ""]
+
+
+def _noop_lines(result: dict, noop: dict) -> list[str]:
+    """The no-op `dbt run` against a bare session start: what they are, their phases, every run."""
+    run, start = noop["sides"]["dbt_run"], noop["sides"]["session_start"]
+    lines = [
+        "### No-op `dbt run` vs a bare session start", "",
+        "A: the demo's `dbt run` (all nine models) on a lakehouse where one `dbt build` of the seed "
+        "and models already took everything landed, and one `dbt run` after it ran what a first run "
+        "leaves for the next (a stateful model's batch past its input's initial snapshot), so nothing "
+        "is new (`bench/run_cost/noop_run.py`); B: "
+        "`python_runners.runtime.session.get_or_create_session()` and `show tables` on the same lakehouse "
+        f"(`bench/run_cost/session_start.py`). Fresh processes, A B A B ... ({result['noop']['pairs']} of "
+        "each), wall timed from outside; **noop_over_start = "
+        f"{noop['noop_over_start']:.2f}** (median wall A / median wall B). Phases, median of each "
+        "(from the parent starting the process; a model's time is dbt's execute timing, the "
+        "session start `python_runners.runtime.session.startup_seconds`; the remainder is what the "
+        "process took after its last step, mostly stopping the JVM):", "",
+    ]
+
+    def cell(side: dict, key: str) -> str:
+        return seconds(side["phases"][key]) if key in side["phases"] else "-"
+
+    rows = []
+    for key in run_cost_figures.NOOP_PHASES:
+        rows.append([run_cost_figures.NOOP_PHASES[key] + (" (all)" if key == "models_s" else ""),
+                     cell(run, key), cell(start, key)])
+        if key == "models_s":
+            rows += [[f"- {model}", seconds(value), "-"] for model, value in run["models"].items()]
+    rows.append(["**wall**", f"**{seconds(run['wall_s'])}**", f"**{seconds(start['wall_s'])}**"])
+    lines += table(["phase", "A: no-op `dbt run`", "B: session start + `show tables`"], rows)
+    return lines + ["", "Every run: " + ", ".join(
+        f"{index + 1}: A {seconds(a['wall_s'])}, B {seconds(b['wall_s'])}"
+        for index, (a, b) in enumerate(zip(result["noop"]["runs"]["dbt_run"],
+                                           result["noop"]["runs"]["session_start"])))
+        + f". Setup (not measured): {seconds(result['noop']['setup_s'])}.", ""]

@@ -1,0 +1,160 @@
+"""The run-cost part's figures, each against its target, and which phase holds one that is not met.
+
+Pure functions of the part's JSON result (bench/run_cost/measure.py), so they are tested without Spark.
+"""
+
+from __future__ import annotations
+
+from statistics import median
+
+from bench.harness.stats import medians, size_label
+from bench.overhead.report import overhead_summary
+from bench.recompute.report import recompute_rows
+
+# figure -> (comparison, target)
+TARGETS = {
+    "noop_over_start": ("<=", 1.5),
+    "recompute_over_incremental@1M": (">=", 1.5),
+    "recompute_over_incremental@10M": (">=", 10.0),
+    "first_run_over_table": ("<=", 1.2),
+    "dbt_over_handwritten": ("<=", 1.15),
+}
+NOOP_PHASES = {  # key in each run's split -> what the phase is
+    "imports_s": "Python start and imports",
+    "session_s": "Spark session start (JVM)",
+    "dbt_other_s": "dbt parse, compile and the rest of dbt",
+    "models_s": "models' execution",
+    "hooks_s": "on-run-end hooks",
+    "query_s": "`show tables`",
+    "exit_s": "process exit and remainder",
+}
+
+METASTORE_SHARED = ("dbt parse, compile and the rest of dbt, beyond the metastore client's start "
+                    "(B's `show tables`) that its first catalog query also pays")
+
+
+def noop_phases(run: dict, wall_s: float) -> dict:
+    """One run's split, its phases adding up to the wall time measured from outside."""
+    phases = {key: run[key] for key in ("imports_s", "session_s", "query_s", "hooks_s") if key in run}
+    if "dbt_s" in run:
+        phases["models_s"] = sum(run["models_s"].values())
+        phases["dbt_other_s"] = run["dbt_s"] - run["session_s"] - phases["models_s"] - run["hooks_s"]
+    phases["exit_s"] = wall_s - run["inside_s"]
+    return phases
+
+
+def noop_summary(noop: dict) -> dict:
+    """Median wall and median of each phase, per side; noop_over_start = median wall A / median wall B."""
+    sides = {}
+    for side, runs in noop["runs"].items():
+        splits = [noop_phases(run, run["wall_s"]) for run in runs]
+        sides[side] = {
+            "wall_s": median(run["wall_s"] for run in runs),
+            "phases": medians(splits),
+            "models": medians(run["models_s"] for run in runs) if "models_s" in runs[0] else {},
+        }
+    return {"sides": sides,
+            "noop_over_start": sides["dbt_run"]["wall_s"] / sides["session_start"]["wall_s"]}
+
+
+def figures(result: dict) -> dict[str, float | None]:
+    """Every figure of TARGETS; None where the run did not measure it."""
+    found: dict[str, float | None] = dict.fromkeys(TARGETS)
+    if result.get("noop"):
+        found["noop_over_start"] = noop_summary(result["noop"])["noop_over_start"]
+    rows = recompute_rows(result["recompute"]) if result.get("recompute") else []
+    for row in rows:
+        key = f"recompute_over_incremental@{size_label(row['history'])}"
+        if key in found:
+            found[key] = row["recompute_over_incremental"]
+    if rows:
+        first = rows[-1]["first_run_s"]
+        found["first_run_over_table"] = first["streaming"] / first["table"]
+    if result.get("overhead"):
+        found["dbt_over_handwritten"] = overhead_summary(result["overhead"])["dbt_over_handwritten"]
+    return found
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def summary_line(found: dict[str, float | None]) -> str:
+    return (
+        f"bench run-cost: noop_over_start={_ratio(found['noop_over_start'])} "
+        f"recompute_over_incremental={_ratio(found['recompute_over_incremental@1M'])}@1M "
+        f"{_ratio(found['recompute_over_incremental@10M'])}@10M "
+        f"first_run_over_table={_ratio(found['first_run_over_table'])} "
+        f"dbt_over_handwritten={_ratio(found['dbt_over_handwritten'])}"
+    )
+
+
+def is_met(figure: str, value: float) -> bool:
+    comparison, target = TARGETS[figure]
+    return value <= target if comparison == "<=" else value >= target
+
+
+def larger_phases(phases: dict[str, float], most: int = 3) -> str:
+    """`phases` (name -> seconds), largest first, the positive ones only, at most `most`."""
+    ordered = sorted(((name, seconds) for name, seconds in phases.items() if seconds > 0.05),
+                     key=lambda item: -item[1])
+    return ", ".join(f"{name} {seconds:.1f} s" for name, seconds in ordered[:most]) or "none"
+
+
+def holder(figure: str, result: dict) -> str:
+    """Which phases hold a figure: what its slow side spends more than the side it is held against."""
+    if figure == "noop_over_start":
+        sides = noop_summary(result["noop"])["sides"]
+        run, start = sides["dbt_run"], sides["session_start"]
+        excess = {NOOP_PHASES[key]: seconds - start["phases"].get(key, 0.0)
+                  for key, seconds in run["phases"].items()}
+        # dbt's first catalog query (listing schemas) starts the metastore client, as B's `show
+        # tables` does: that much of dbt's time is the same work on both sides.
+        excess[METASTORE_SHARED] = excess.pop(NOOP_PHASES["dbt_other_s"]) - start["phases"].get("query_s", 0.0)
+        if run["models"]:
+            slowest = max(run["models"], key=run["models"].get)
+            excess[f"{NOOP_PHASES['models_s']} (slowest {slowest} {run['models'][slowest]:.1f} s)"] = \
+                excess.pop(NOOP_PHASES["models_s"])
+        return ("the no-op run's phases beyond the bare start's: " + larger_phases(excess))
+    if figure.startswith("recompute_over_incremental@"):
+        row = next(row for row in recompute_rows(result["recompute"])
+                   if size_label(row["history"]) == figure.split("@")[1])
+        wall, execute = row["wall_s"]["streaming"], row["execute_s"]["streaming"]
+        return (f"the streaming_table run's {wall:.1f} s: " + larger_phases(
+            {"models' execution": execute, "dbt's parse, compile and hooks": wall - execute})
+            + f" (table's run: {row['wall_s']['table']:.1f} s)")
+    if figure == "first_run_over_table":
+        first = max(result["recompute"], key=lambda measured: measured["history"])["first_run"]
+        streaming, table = first["streaming"], first["table"]
+        return ("the streaming_table first run's excess over table's: " + larger_phases({
+            "models' execution": streaming["execute_s"] - table["execute_s"],
+            "dbt's parse, compile and hooks": (streaming["wall_s"] - streaming["execute_s"])
+            - (table["wall_s"] - table["execute_s"]),
+        }))
+    sides = overhead_summary(result["overhead"])["sides"]
+
+    def split(side: dict) -> dict:
+        named = {"Python imports": side["imports_s"], "JVM start": side["jvm_start_s"],
+                 "dbt parse, compile and hooks": side.get("dbt_other_s", 0.0),
+                 "processing": side["processing_s"]}
+        named["process start and exit"] = side["wall_s"] - sum(named.values())
+        return named
+
+    dbt, handwritten = split(sides["dbt"]), split(sides["handwritten"])
+    return "dbt's phases beyond the hand-written job's: " + larger_phases(
+        {name: seconds - handwritten[name] for name, seconds in dbt.items()})
+
+
+def target_lines(result: dict) -> list[str]:
+    """A line per target: met, not met and which phases hold it, or not measured."""
+    lines = []
+    for figure, value in figures(result).items():
+        comparison, target = TARGETS[figure]
+        head = f"bench run-cost: {figure} {_ratio(value)} (target {comparison} {target:g}): "
+        if value is None:
+            lines.append(head + "not measured in this run" + (" (quick mode)" if result.get("quick") else ""))
+        elif is_met(figure, value):
+            lines.append(head + "met")
+        else:
+            lines.append(head + "NOT met; held by " + holder(figure, result))
+    return lines

@@ -1,0 +1,179 @@
+"""`make lint`'s import rules: `python -m python_runners.ops.import_rules [REPO]`.
+
+Reads every .py file under python_runners/ (and adapter/, when there is one) with `ast`, every
+import in it (at the top, inside functions, under `if TYPE_CHECKING:`; import_graph.py), and
+checks:
+
+1. no import circle among python_runners' modules;
+2. the rules below (`IMPORT_RULES`, `HANDLE_RULES`): which room imports what, and where py4j's
+   handles on the JVM may be used;
+3. the runtime's root holds only the modules in `ROOT_MODULES`; anything else lives in a room.
+
+`from python_runners.runtime import X`, where X is a module, is an import of that module. The
+runtime's face (python_runners/runtime/__init__.py) imports its names by strings, when first
+used: it has no imports to check. Exits 1 and says what breaks a rule, and where; adding a
+rule is one line in a table below.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+from python_runners.ops.import_graph import Import, Module, circles, read_modules, within
+
+RT = "python_runners.runtime"
+
+
+def _under(package: str, *names: str) -> tuple[str, ...]:
+    return tuple(f"{package}.{name}" for name in names)
+
+
+@dataclass(frozen=True)
+class ImportRule:
+    """Modules under `importer` import no module under any of `forbidden` (dotted prefixes),
+    except by a statement written exactly as one of `allowed`."""
+
+    importer: str
+    forbidden: tuple[str, ...]
+    why: str
+    allowed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class HandleRule:
+    """Only modules under `allowed_in` use these attributes (found as `x.<attribute>`)."""
+
+    attributes: tuple[str, ...]
+    allowed_in: tuple[str, ...]
+    why: str
+
+
+IMPORT_RULES: tuple[ImportRule, ...] = (
+    ImportRule(f"{RT}.config", _under(RT, "writes", "run", "lifecycle", "sources", "delta", "progress"),
+               "config is read without Spark: by dbt's parse, `make lint` and the unit tier"),
+    ImportRule(f"{RT}.writes", _under(RT, "run", "lifecycle"),
+               "writes start queries and know nothing of the run, redeploys or interruption"),
+    ImportRule(RT, _under("python_runners", "ops", "infra", "demo", "testing"),
+               "the runtime is what runs inside dbt; ops, infra, demo and testing are tools around it"),
+    ImportRule("adapter", ("python_runners",),
+               "the adapter uses only the names the runtime's face exports, so the modules under it "
+               "can move and split", allowed=("from python_runners import runtime",)),
+)
+
+HANDLE_RULES: tuple[HandleRule, ...] = (
+    HandleRule(("_jvm", "_jsparkSession", "_jdf", "_jsc"), (f"{RT}.delta", f"{RT}.session"),
+               "the JVM boundary is one room: what the runtime asks of the JVM is a named function "
+               "in runtime/delta/; the session's own handles stay in runtime/session.py"),
+)
+
+# The runtime's root: the face and what every room uses. Any other module lives in a room.
+ROOT_MODULES = ("__init__", "session", "errors", "lakehouse", "classpath", "metastore")
+ROOMS = {
+    "config": "model config, settings; read without Spark",
+    "lifecycle": "full refresh, checkpoints, reset, redeploy, query changes, run lock",
+    "delta": "Delta tables, Hadoop file system, catalog, constraints, the JVM's handles",
+    "run": "the run, interruption, serving, unit tests of models",
+    "sources": "what models read",
+    "writes": "streaming writes into Delta",
+    "progress": "batch progress",
+}
+
+ROOTS = ("python_runners", "adapter")  # folders of the repository read; adapter/ is optional
+
+
+def _said(item: Import) -> str:
+    return f"`{item.statement}`" + (f" ({item.where})" if item.where else "")
+
+
+def circle_problems(modules: dict[str, Module]) -> list[str]:
+    said = []
+    for circle in circles(modules):
+        lines = [f"import circle: {' -> '.join(circle)}"]
+        for importer, imported in zip(circle, circle[1:]):
+            module = modules[importer]
+            for item in module.imports:
+                if item.target == imported:
+                    lines.append(f"    {module.path}:{item.line}: {_said(item)}")
+        said.append("\n".join(lines))
+    return said
+
+
+def rule_problems(modules: dict[str, Module]) -> list[str]:
+    """One problem per rule broken: the rule and why, then each import or use that breaks it."""
+    said = []
+    for rule in IMPORT_RULES:
+        found = [
+            f"    {module.path}:{item.line}: {_said(item)}"
+            for module in modules.values() if within(module.name, [rule.importer])
+            for item in module.imports
+            if within(item.target, rule.forbidden) and item.statement not in rule.allowed
+        ]
+        if found:
+            said.append("\n".join([f"{_rule_text(rule, modules)} ({rule.why}):", *found]))
+    for rule in HANDLE_RULES:
+        found = []
+        for module in modules.values():
+            if within(module.name, rule.allowed_in):
+                continue
+            lines: dict[int, list[str]] = {}
+            for line, attribute in module.handles:
+                if attribute in rule.attributes and attribute not in lines.setdefault(line, []):
+                    lines[line].append(attribute)
+            found += [f"    {module.path}:{line}: {', '.join(used)}" for line, used in lines.items() if used]
+        if found:
+            allowed = " and ".join(_as_path(name, modules) for name in rule.allowed_in)
+            said.append("\n".join([f"only {allowed} use {', '.join(rule.attributes)} ({rule.why}):", *found]))
+    return said
+
+
+def root_problems(modules: dict[str, Module]) -> list[str]:
+    said = []
+    for module in modules.values():
+        parent, _, last = module.name.rpartition(".")
+        if parent == RT and not module.is_package and last not in ROOT_MODULES:
+            rooms = "; ".join(f"{room}/ ({what})" for room, what in ROOMS.items())
+            said.append(
+                f"{module.path}: the runtime's root holds only {', '.join(ROOT_MODULES)}; put "
+                f"{last}.py in a room: {rooms}."
+            )
+    return said
+
+
+def _rule_text(rule: ImportRule, modules: dict[str, Module]) -> str:
+    importer = _as_path(rule.importer, modules)
+    if rule.allowed:
+        return (f"{importer} imports {', '.join(rule.forbidden)} only as "
+                f"{' or '.join(f'`{statement}`' for statement in rule.allowed)}")
+    return f"{importer} imports nothing from {', '.join(_as_path(name, modules) for name in rule.forbidden)}"
+
+
+def _as_path(name: str, modules: dict[str, Module]) -> str:
+    """python_runners.runtime.writes -> runtime/writes/; ...runtime.session -> runtime/session.py."""
+    shown = name.removeprefix("python_runners.").replace(".", "/")
+    return f"{shown}.py" if name in modules and not modules[name].is_package else f"{shown}/"
+
+
+def check(repo: Path, roots: Sequence[str] = ROOTS) -> list[str]:
+    """Every broken rule, said with where; [] when the tree keeps them all."""
+    modules, broken = read_modules(repo, [root for root in roots if (repo / root).is_dir()])
+    return [*broken, *circle_problems(modules), *rule_problems(modules), *root_problems(modules)]
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    repo = Path(argv[0]) if argv else Path(__file__).resolve().parents[2]
+    problems = check(repo)
+    for problem in problems:
+        print(problem)
+    if problems:
+        print("make lint: import rules broken (above); the rules, and why, are in "
+              "python_runners/ops/import_rules.py.")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

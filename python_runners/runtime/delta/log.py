@@ -1,0 +1,53 @@
+"""A Delta table's log, read by its path or through a log handle: the latest commit, the table's
+state (a property, an application's transaction), the commits after a version.
+
+Read through Delta's own DeltaLog in the JVM, the way tables.py reads a table's log: no Spark job,
+a few calls. Callers hold a log only as an opaque handle.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from pyspark.sql import SparkSession
+
+from python_runners.runtime.delta import tables as delta_tables
+
+
+def at_path(spark: SparkSession, location: str) -> Any:
+    """The log of the Delta table at `location` (Delta keeps one per location)."""
+    return spark._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, location)
+
+
+def latest_commit(spark: SparkSession, log: Any) -> tuple[int, int]:
+    """The log's latest version and its commit's time (ms since the epoch), from one look at
+    the log; (-1, -1) before the first commit, or without a log (None)."""
+    if log is None:
+        return -1, -1
+    snapshot = _current(spark, log)
+    version = int(snapshot.version())
+    return version, (int(snapshot.timestamp()) if version >= 0 else -1)
+
+
+def property_and_transaction(
+    spark: SparkSession, location: str, key: str, app_id: str
+) -> tuple[Optional[str], Optional[int]]:
+    """From the current state of the table at `location`, read once (no data read): the value of
+    its property `key` and the version of application `app_id`'s last transaction (Delta's
+    txnAppId / txnVersion); None for what it does not have."""
+    state = _current(spark, at_path(spark, location))
+    value = state.metadata().configuration().get(key)
+    found = state.transactions().get(app_id)
+    said = str(value.get()) if value.isDefined() else None
+    return said, (int(found.get()) if found.isDefined() else None)
+
+
+def commit_infos_after(spark: SparkSession, location: str, version: int) -> list[dict]:
+    """The commitInfo of each commit after `version` of the table at `location`."""
+    return delta_tables.commit_infos_since(spark, at_path(spark, location), version)
+
+
+def _current(spark: SparkSession, log: Any) -> Any:
+    """The log's snapshot as of now (Delta lists the log folder for commits since it last looked)."""
+    jvm = spark._jvm
+    return log.update(False, jvm.scala.Option.empty(), jvm.scala.Option.empty())

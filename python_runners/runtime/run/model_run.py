@@ -1,0 +1,178 @@
+"""One streaming model's run, step by step: the one place that says in which order things happen.
+
+1. a redeploy, if one is due (or left half done by a killed run): the new version built beside
+   the table until it has caught up, then swapped in (lifecycle/redeploy.py);
+2. the table's recorded shape and query against the model's: a cdc_table's settings that cannot
+   change in place stop the run, a changed query meets its `on_query_change` policy;
+3. the catch-up: the model's query started with its trigger's catch-up form, awaited; a reset
+   checkpoint still waiting for its Delta input is said, not failed;
+4. past an initial snapshot, so the next start does not rebuild it (sources/initial_snapshot.py);
+5. what the table now records: the docs' properties and the query (delta/catalog.py);
+6. the unreadable lines of its sources, into their quarantine (writes/corrupt_lines.py);
+7. with a processing-time trigger, the served query (and its companions), kept on the run so
+   that serving can start them again.
+
+writes/ only builds and starts queries; everything that knows about the run, redeploys and
+Ctrl-C is here.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Optional, Sequence
+
+from py4j.protocol import Py4JJavaError
+from pyspark.errors import PySparkException
+from pyspark.sql import SparkSession
+from pyspark.sql.streaming import StreamingQuery
+
+from python_runners.runtime.config.triggers import Trigger
+from python_runners.runtime.delta import catalog as streaming_catalog
+from python_runners.runtime.delta import tables as delta_tables
+from python_runners.runtime.errors import StreamingError
+from python_runners.runtime.lifecycle import checkpoint_reset, checkpoints, query_changes, redeploy
+from python_runners.runtime.progress.recorder import ProgressRecorder
+from python_runners.runtime.run.streaming_run import StreamingRun
+from python_runners.runtime.run.summary import StreamSummary, summarise
+from python_runners.runtime.session import claim_lakehouse_for
+from python_runners.runtime.sources import initial_snapshot
+from python_runners.runtime.sources.corrupt_lines import CorruptLines
+from python_runners.runtime.writes import batch_errors
+from python_runners.runtime.writes.apply_changes import applied_said
+from python_runners.runtime.writes.corrupt_lines import CorruptLinesWrite, table_of
+from python_runners.runtime.writes.streaming import StreamingWrite, start_streaming_write
+
+
+def run_streaming_model(
+    spark: SparkSession, run: StreamingRun, write: StreamingWrite, corrupt_lines: Sequence[CorruptLines] = ()
+) -> StreamSummary:
+    """Process everything available now; with a processing-time trigger then keep the stream running.
+    `corrupt_lines`: the sources whose unreadable lines the model does not see, quarantined by
+    queries of their own, after the model's (writes/corrupt_lines.py).
+
+    Catching up is its own run-until-caught-up query, so that downstream models in the same
+    `dbt run` see the data even while more keeps arriving (waiting for a processing-time query
+    to drain would never end under a steady inflow). The served query then continues from the
+    same checkpoint.
+    """
+    started = time.monotonic()
+    progress = run.listen(spark)
+    redeployed = _redeploy_if_due(spark, run, write)
+    before = delta_tables.snapshot(spark, write.target_table)
+    if write.config.changes is not None and before.exists:
+        write.config.changes.refuse_shape_change(write.target_table, before.properties)
+    changed = None
+    if before.exists and checkpoints.has_progress(spark, write.checkpoint):
+        changed = query_changes.check(write.model, write.config.on_query_change, write.config.query, before.properties)
+    with run.display:
+        catch_up = start_model_query(spark, run, write.with_trigger(write.trigger.catch_up()),
+                                     table_exists=before.exists)
+        try:
+            catch_up.awaitTermination()
+        except (PySparkException, Py4JJavaError) as error:
+            _stop_quietly(catch_up)
+            if checkpoint_reset.waiting_for_input(spark, write.checkpoint, error):
+                return StreamSummary(write.model, 0, 0, 0, round(time.monotonic() - started, 3),
+                                     running=False, waiting_since_reset=True)
+            raise failure(write, error) from None
+        run.refuse_if_interrupted(write.model)  # stopped by Ctrl-C, not caught up
+        progress.wait_until_heard(catch_up)
+    initial_snapshot.plan_batch_past_initial_snapshot(spark, write.checkpoint)
+    after = before.refreshed(spark, write.target_table)
+    commits = (delta_tables.commits_since(spark, write.target_table, before.version, after.log)
+               if after.version > before.version else [])
+    written = delta_tables.rows_written(commits)
+    applied = ("" if write.config.changes is None
+               else applied_said(write.config.changes, delta_tables.merged_rows(commits), catch_up))
+    # A new table has them from its creation; an older one gets them (or changes) here, between
+    # the two queries, while nothing writes the table.
+    streaming_catalog.record(
+        spark, write.target_table, write.recorded_on_table, current=after.properties,
+        user_metadata=query_changes.history_note(changed) if changed else None,
+    )
+    quarantined = _catch_up_corrupt_lines(spark, run, write, corrupt_lines, progress)
+    summary = replace(summarise(write.model, catch_up, written, time.monotonic() - started),
+                      query_changed=changed or "", applied=applied,
+                      redeployed=redeployed.said(write.model) if redeployed else "")
+    if corrupt_lines:
+        summary = replace(summary, corrupt_lines=quarantined, corrupt_lines_table=table_of(write.target_table))
+    if write.trigger.runs_until_caught_up:
+        return summary
+    served = _serve(spark, run, write, lambda spark: start_model_query(spark, run, write, table_exists=True))
+    for source_lines in corrupt_lines:
+        companion = CorruptLinesWrite.beside(write, source_lines)
+        _serve(spark, run, companion, lambda spark, companion=companion: start_companion(spark, run, companion))
+    return replace(summary, running=served.isActive)
+
+
+def start_model_query(
+    spark: SparkSession, run: StreamingRun, write: StreamingWrite, table_exists: Optional[bool] = None
+) -> StreamingQuery:
+    """Start the model's query, unless the run was interrupted, another process holds the
+    lakehouse, or its checkpoint and table disagree (either one gone: rows would be lost or
+    written twice)."""
+    run.refuse_if_interrupted(write.model)
+    claim_lakehouse_for(write.model)
+    if table_exists is None:
+        table_exists = spark.catalog.tableExists(write.target_table)
+    checkpoints.check_matches_table(spark, write.model, write.target_table, write.checkpoint, table_exists)
+    return start_streaming_write(spark, write, table_exists=table_exists)
+
+
+def start_companion(
+    spark: SparkSession, run: StreamingRun, companion: CorruptLinesWrite, trigger: Optional[Trigger] = None
+) -> StreamingQuery:
+    run.refuse_if_interrupted(companion.model)
+    claim_lakehouse_for(companion.model)
+    return companion.start(spark, trigger)
+
+
+def failure(write: StreamingWrite | CorruptLinesWrite, error: BaseException) -> StreamingError:
+    """Why the model's query (or a companion's) failed (writes/batch_errors.py)."""
+    return batch_errors.failure(write.model, write.checkpoint, error)
+
+
+def _redeploy_if_due(spark: SparkSession, run: StreamingRun, write: StreamingWrite) -> Optional[redeploy.Redeployed]:
+    pending = redeploy.due(spark, write)
+    if pending is None:
+        return None
+    built = run_streaming_model(spark, run, redeploy.beside(write))
+    return redeploy.swap_in(spark, write, pending, built.output_rows)
+
+
+def _catch_up_corrupt_lines(
+    spark: SparkSession, run: StreamingRun, write: StreamingWrite, lines: Sequence[CorruptLines],
+    progress: ProgressRecorder,
+) -> int:
+    """The unreadable lines that landed since the last run, into the model's quarantine of them,
+    one source after the other; how many."""
+    if not lines:
+        return 0
+    table = table_of(write.target_table)
+    before = delta_tables.snapshot(spark, table)
+    for source_lines in lines:
+        companion = CorruptLinesWrite.beside(write, source_lines)
+        query = start_companion(spark, run, companion, companion.trigger.catch_up())
+        try:
+            query.awaitTermination()
+        except (PySparkException, Py4JJavaError) as error:
+            _stop_quietly(query)
+            raise failure(companion, error) from None
+        run.refuse_if_interrupted(write.model)
+        progress.wait_until_heard(query)
+    after = before.refreshed(spark, table)
+    return delta_tables.rows_written_since(spark, table, before.version, latest=after.version, log=after.log)
+
+
+def _serve(spark: SparkSession, run: StreamingRun, write, start) -> StreamingQuery:
+    query = start(spark)
+    run.keep_serving(write, start)  # so that serving can start it again from its checkpoint
+    return query
+
+
+def _stop_quietly(query: StreamingQuery) -> None:
+    try:
+        query.stop()
+    except Exception:  # the query already failed; its error is the one to report
+        pass

@@ -100,7 +100,7 @@ def measure_size(spark, lakehouse: Lakehouse, feed: ChangeFeed, batches: int, fi
             model=name, materialized="cdc_table", output_mode="append", trigger=AVAILABLE_NOW,
             checkpoint=lakehouse.checkpoint_path(f"{SCHEMA}/{name}"), changes=changes,
         )
-        write = StreamingWrite(config, source_view=model_view, target_table=f"{SCHEMA}.{name}")
+        write = StreamingWrite(config=config, source_view=model_view, target_table=f"{SCHEMA}.{name}")
         shape = FeedShape(changes, spark.table(model_view).schema)
         create_tables_if_missing(spark, shape, write.target_table, (), write.recorded_on_table, exists=False)
         timed_catch_up(spark, write)  # the bootstrap delete: the checkpoint's first batch

@@ -62,7 +62,7 @@ def one_batch(spark, lakehouse: Lakehouse, variant: Variant, round_: int, clock:
         model=model, materialized="streaming_table", output_mode="append", trigger=AVAILABLE_NOW,
         checkpoint=lakehouse.checkpoint_path(f"{SCHEMA}/{model}"), expectations=variant.expectations(model),
     )
-    write = StreamingWrite(config, source_view=STREAM_VIEW, target_table=f"{SCHEMA}.{model}")
+    write = StreamingWrite(config=config, source_view=STREAM_VIEW, target_table=f"{SCHEMA}.{model}")
     pid = jvm_pid(spark)
     cpu_before = cpu_seconds(pid)
     query = run_to_end(spark, write, table_exists=False)

@@ -80,4 +80,4 @@ class KeyTotalsModel:
             tblproperties=variant.table_properties,
             unique_key=self.shape.unique_key if variant.output_mode == "update" else (),
         )
-        return StreamingWrite(config, source_view=self.model_view, target_table=self.target_table(variant))
+        return StreamingWrite(config=config, source_view=self.model_view, target_table=self.target_table(variant))

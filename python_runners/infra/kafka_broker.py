@@ -119,19 +119,17 @@ class KafkaBroker:
             process.wait()
 
     def create_topic(self, name: str, partitions: int = 1) -> None:
-        result = subprocess.run(
-            self._java_command(
-                "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", self.bootstrap_servers,
-                "--create", "--topic", name, "--partitions", str(partitions),
-                "--replication-factor", "1",
-            ),
-            capture_output=True, text=True, timeout=120,
+        self._run_tool(
+            f"Creating Kafka topic {name!r} on {self.bootstrap_servers}",
+            "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", self.bootstrap_servers,
+            "--create", "--topic", name, "--partitions", str(partitions), "--replication-factor", "1",
         )
+
+    def _run_tool(self, doing: str, *command: str) -> None:
+        """One of Kafka's command-line tools, run to its end; its output in the error if it fails."""
+        result = subprocess.run(self._java_command(*command), capture_output=True, text=True, timeout=120)
         if result.returncode != 0:
-            raise KafkaBrokerError(
-                f"Creating Kafka topic {name!r} on {self.bootstrap_servers} failed:\n"
-                f"{result.stdout}{result.stderr}"
-            )
+            raise KafkaBrokerError(f"{doing} failed:\n{result.stdout}{result.stderr}")
 
     def _server_properties(self) -> str:
         broker = f"127.0.0.1:{self.port}"
@@ -161,18 +159,11 @@ class KafkaBroker:
 
     def _format_storage(self) -> None:
         # --standalone: this node alone is the initial controller quorum (KIP-853, Kafka 4.x).
-        result = subprocess.run(
-            self._java_command(
-                "kafka.tools.StorageTool", "format", "--standalone",
-                "--cluster-id", _random_cluster_id(), "--config", str(self.config_file),
-            ),
-            capture_output=True, text=True, timeout=120,
+        self._run_tool(
+            f"Formatting the Kafka broker's storage in {self.workdir / 'data'} (config {self.config_file})",
+            "kafka.tools.StorageTool", "format", "--standalone",
+            "--cluster-id", _random_cluster_id(), "--config", str(self.config_file),
         )
-        if result.returncode != 0:
-            raise KafkaBrokerError(
-                f"Formatting the Kafka broker's storage in {self.workdir / 'data'} failed "
-                f"(config {self.config_file}):\n{result.stdout}{result.stderr}"
-            )
 
     def _wait_until_ready(self) -> None:
         deadline = time.monotonic() + self.start_timeout

@@ -8,20 +8,19 @@ so the model, its checkpoint and its inputs come from the dbt project as `dbt ru
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Sequence
+
+from python_runners.ops.operation_command import operation_parser, run_operation
 
 from python_runners.runtime.lifecycle.checkpoint_reset import CheckpointResetError, StartingPoint
 
 
 def parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m python_runners reset-checkpoint",
-        description="Delete one streaming model's checkpoint and keep its table; its next dbt run "
-                    "reads its inputs from the point given here.",
+    parser = operation_parser(
+        "reset-checkpoint", "Delete one streaming model's checkpoint and keep its table; its next "
+                            "dbt run reads its inputs from the point given here.",
     )
-    parser.add_argument("--select", "-s", required=True, metavar="MODEL", help="the model's name")
     start = parser.add_mutually_exclusive_group(required=True)
     start.add_argument("--from-now", action="store_true",
                        help="read only input that arrives after the reset")
@@ -31,9 +30,6 @@ def parser() -> argparse.ArgumentParser:
                        help="input from T on: '2026-01-31 12:00:00' (UTC) or ISO 8601 with a zone")
     start.add_argument("--from-offsets", metavar="JSON",
                        help='Kafka startingOffsets, e.g. \'{"readings": {"0": 1200}}\'')
-    parser.add_argument("--project-dir", help="the dbt project (default: this repository)")
-    parser.add_argument("--target", "-t", help="the profile's target")
-    parser.add_argument("--vars", help="dbt --vars, as for dbt run")
     return parser
 
 
@@ -53,12 +49,7 @@ def dbt_args(argv: Sequence[str]) -> tuple[list[str], str | None]:
     StartingPoint.from_args(args.select, arguments)  # the same check the macro makes, early
     if "from_version" in arguments:
         arguments["from_version"] = int(arguments["from_version"])
-    command = ["run-operation", "reset_checkpoint", "--args", json.dumps(arguments)]
-    if args.target:
-        command += ["--target", args.target]
-    if args.vars:
-        command += ["--vars", args.vars]
-    return command, args.project_dir
+    return run_operation("reset_checkpoint", arguments, args)
 
 
 def main(argv: Sequence[str]) -> int:

@@ -8,31 +8,21 @@ so the model, its table and its checkpoint come from the dbt project as `dbt run
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Sequence
+
+from python_runners.ops.operation_command import operation_parser, run_operation
 
 
 def parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m python_runners rollback",
-        description="Restore a streaming_table model's table and checkpoint to before its last "
+    return operation_parser(
+        "rollback", "Restore a streaming_table model's table and checkpoint to before its last "
                     "redeploy (on_query_change: redeploy), within its rollback_window.",
     )
-    parser.add_argument("--select", "-s", required=True, metavar="MODEL", help="the model's name")
-    parser.add_argument("--project-dir", help="the dbt project (default: this repository)")
-    parser.add_argument("--target", "-t", help="the profile's target")
-    parser.add_argument("--vars", help="dbt --vars, as for dbt run")
-    return parser
 
 
 def dbt_args(argv: Sequence[str]) -> tuple[list[str], str | None]:
     args = parser().parse_args(list(argv))
-    command = ["run-operation", "rollback_redeploy", "--args", json.dumps({"select": args.select})]
-    if args.target:
-        command += ["--target", args.target]
-    if args.vars:
-        command += ["--vars", args.vars]
-    return command, args.project_dir
+    return run_operation("rollback_redeploy", {"select": args.select}, args)
 
 
 def main(argv: Sequence[str]) -> int:

@@ -1,5 +1,5 @@
 """A streaming_table's `backfills` read with its config (runtime/config/backfills.py through
-model_config.py): what a valid one becomes, every error naming the model and the setting, and the
+config/model.py): what a valid one becomes, every error naming the model and the setting, and the
 backfill's Delta transaction passed over where a stream looks for its own last batch. No JVM."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Unknown keys in a streaming model's config are errors (runtime/config/settings.py, model_config.py):
+"""Unknown keys in a streaming model's config are errors (runtime/config/settings.py, config/model.py):
 a misspelt setting names the nearest valid one instead of running on the default, while every
 config dbt and dbt-spark give a model, and every key the demo project sets, is accepted."""
 

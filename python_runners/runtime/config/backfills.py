@@ -5,7 +5,7 @@
 writes/backfill.py as a batch query of the model's SQL with its streaming input replaced by the
 historical data, appended under a Delta transaction tied to its name, so a later run skips it.
 The checkpoint is never read or written. Read and checked here, with the model's other settings
-(model_config.py); no Spark.
+(config/model.py); no Spark.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The settings of the streaming materialisations, declared once, per materialisation.
 
 dbt keeps any key in a model's config, so a misspelt setting (`outptu_mode='append'`) would be
-ignored and the model would run on the default. model_config.py refuses every key of a
+ignored and the model would run on the default. config/model.py refuses every key of a
 streaming model's config that is neither declared here for its materialisation nor one of
 dbt's own model configs, which are read from the classes dbt and dbt-spark declare them in
 (dbt's ModelConfig, dbt-spark's SparkConfig) rather than listed by hand. No Spark needed.
@@ -30,7 +30,7 @@ SETTINGS: Mapping[str, tuple[str, ...]] = {
 
 # Keys a materialisation reads although they are not its settings: a folder's
 # `+output_mode: append` or `+rollback_window` covers every model of the folder, and the one
-# value that fits is accepted; any other is refused with the reason (model_config.py,
+# value that fits is accepted; any other is refused with the reason (config/model.py,
 # backfills.py).
 ALSO_READ: Mapping[str, tuple[str, ...]] = {
     "cdc_table": ("output_mode", "backfills", "rollback_window"),

@@ -87,4 +87,4 @@ def roll_back_model(
             f"are redeployed, so there is nothing to roll back."
         )
     claim_lakehouse_for(config.model)  # no dbt run or service is writing with this checkpoint
-    return roll_back(spark, StreamingWrite.of_model(config, source_view="", target_table=table))
+    return roll_back(spark, StreamingWrite(config=config, target_table=table))

@@ -28,7 +28,6 @@ from python_runners.runtime.delta import constraints as delta_constraints
 from python_runners.runtime.config.contracts import with_not_null
 from python_runners.runtime.config.expectations import ExpectationCounts, expectations_said
 from python_runners.runtime.lakehouse import Lakehouse
-from python_runners.runtime.config.model import ModelConfig
 from python_runners.runtime.writes.expectation_checks import (
     check_rules, checked, kept_rows, model_columns, quarantined_rows,
 )
@@ -38,24 +37,15 @@ from python_runners.runtime.sources.views import (
     StreamSource, StreamSourceConfigError, landing_folder, source_frame,
 )
 from python_runners.runtime.errors import StreamingModelError, explain
+from python_runners.runtime.writes.table_write import TableWrite
 
 
 @dataclass(frozen=True)
-class CopyInto:
-    """A copy_into model's load: its checked config, its compiled SELECT (reading from the
-    source's view) and the table it loads."""
+class CopyInto(TableWrite):
+    """A copy_into model's load: its checked config, the table it loads and its compiled SELECT
+    (reading from the source's view)."""
 
-    config: ModelConfig
-    sql: str
-    target_table: str
-
-    @classmethod
-    def of_model(cls, config: ModelConfig, sql: str, target_table: str) -> "CopyInto":
-        return cls(config, sql, target_table)
-
-    @property
-    def model(self) -> str:
-        return self.config.model
+    sql: str = ""
 
     @property
     def source(self) -> StreamSource:
@@ -69,10 +59,6 @@ class CopyInto:
     def load_log(self) -> str:
         """Location of the load log's Delta table."""
         return self.config.checkpoint
-
-    @property
-    def quarantine_table(self) -> str | None:
-        return self.config.expectations.quarantine_table(self.target_table)
 
 
 @dataclass(frozen=True)

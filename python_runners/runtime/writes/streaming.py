@@ -15,7 +15,6 @@ from pyspark.sql.streaming import StreamingQuery
 from py4j.protocol import Py4JJavaError
 
 from python_runners.runtime.config.contracts import with_not_null
-from python_runners.runtime.config.model import ModelConfig
 from python_runners.runtime.config.triggers import Trigger
 from python_runners.runtime.delta import constraints as delta_constraints
 from python_runners.runtime.delta import tables as delta_tables
@@ -28,28 +27,15 @@ from python_runners.runtime.writes.expectation_checks import (
 )
 from python_runners.runtime.writes.idempotent_batches import appending_once, overwriting_once
 from python_runners.runtime.writes.merge import merge_writer
+from python_runners.runtime.writes.table_write import TableWrite
 
 
 @dataclass(frozen=True)
-class StreamingWrite:
-    """A streaming_table or cdc_table model's write: its checked config, the temp view its query
-    reads from and the table it writes."""
+class StreamingWrite(TableWrite):
+    """A streaming_table or cdc_table model's write: its checked config, the table it writes and
+    the temp view its query reads from."""
 
-    config: ModelConfig
-    source_view: str
-    target_table: str
-
-    @classmethod
-    def of_model(cls, config: ModelConfig, source_view: str, target_table: str) -> "StreamingWrite":
-        return cls(config, source_view, target_table)
-
-    @property
-    def model(self) -> str:
-        return self.config.model
-
-    @property
-    def checkpoint(self) -> str:
-        return self.config.checkpoint
+    source_view: str = ""
 
     @property
     def trigger(self) -> Trigger:
@@ -67,10 +53,6 @@ class StreamingWrite:
         """Table properties the write keeps up to date: what the docs show, what the query was."""
         query = self.config.query
         return {**self.config.documented(), **(query.properties() if query else {})}
-
-    @property
-    def quarantine_table(self) -> str | None:
-        return self.config.expectations.quarantine_table(self.target_table)
 
 
 def start_streaming_write(

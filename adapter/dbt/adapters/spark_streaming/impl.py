@@ -181,7 +181,7 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
         self, config: runtime.ModelConfig, source_view: str, target_table: str, corrupt_lines: Any = None
     ) -> dict:
         """`corrupt_lines`: what create_stream_view returned (their quarantine runs with the model)."""
-        write = runtime.StreamingWrite.of_model(config, source_view, target_table)
+        write = runtime.StreamingWrite(config=config, target_table=target_table, source_view=source_view)
         summary = runtime.run_streaming_model(
             self._spark(), self.connections.streaming_run, write, tuple(corrupt_lines or ())
         )
@@ -213,7 +213,7 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
     @reported_to_dbt
     def run_copy_into(self, config: runtime.ModelConfig, sql: str, target_table: str) -> dict:
         self._warn_of_ignored_constraints(config)
-        copy = runtime.CopyInto.of_model(config, sql, target_table)
+        copy = runtime.CopyInto(config=config, target_table=target_table, sql=sql)
         summary = runtime.run_copy_into(self._spark(), copy, runtime.Lakehouse.from_env())
         return {**summary.__dict__, "message": summary.message()}
 

@@ -26,12 +26,12 @@
 
 
 {#- The model named `select` in dbt's graph, or an error listing the streaming models. -#}
-{% macro streaming_model_named(select, operation) %}
+{% macro streaming_model_named(select, operation, having='can_be_reset') %}
     {%- set models = graph.nodes.values() | selectattr('resource_type', 'equalto', 'model') | list -%}
     {%- set found = models | selectattr('name', 'equalto', select) | list -%}
     {%- if not select or not found -%}
         {%- set streaming = models
-            | selectattr('config.materialized', 'in', adapter.streaming_materializations('can_be_reset'))
+            | selectattr('config.materialized', 'in', adapter.streaming_materializations(having))
             | map(attribute='name') | sort | join(', ') -%}
         {{ exceptions.raise_compiler_error(
             operation ~ ": " ~ ("no model named " ~ select if select else "no model given")

@@ -11,7 +11,7 @@
 #}
 {% macro rollback_redeploy(select=none) %}
     {%- if execute -%}
-        {%- set node = streaming_model_named(select, 'rollback_redeploy') -%}
+        {%- set node = streaming_model_named(select, 'rollback_redeploy', 'can_be_redeployed') -%}
         {%- set relation = api.Relation.create(schema=node['schema'], identifier=node['alias'], type='table') -%}
         {%- set done = adapter.rollback_redeploy(node, graph, streaming_run_vars(), relation.render()) -%}
         {{ print(done) }}

@@ -26,13 +26,7 @@
             message='EMPTY run: no files loaded (table and load log untouched)'
         ) -%}
     {%- else -%}
-        {%- if should_full_refresh() -%}
-            {#- Refused while a model streaming from this one would be left to fail -#}
-            {%- set in_place = adapter.plan_full_refresh(model, graph, selected_resources) -%}
-            {%- do adapter.reset_streaming_table(
-                target_relation.render(), settings.checkpoint, settings.companion_tables(target_relation.render()), in_place
-            ) -%}
-        {%- endif -%}
+        {%- do reset_if_full_refresh(settings, target_relation) -%}
 
         {%- set summary = adapter.run_copy_into(settings, sql, target_relation.render()) -%}
         {%- do store_raw_result(

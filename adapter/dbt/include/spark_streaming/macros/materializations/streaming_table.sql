@@ -57,13 +57,7 @@
                 ~ ('table created with no rows' if created else 'table and checkpoint untouched')
         ) -%}
     {%- else -%}
-        {%- if should_full_refresh() -%}
-            {#- Refused while a model streaming from this one would be left to fail -#}
-            {%- set in_place = adapter.plan_full_refresh(model, graph, selected_resources) -%}
-            {%- do adapter.reset_streaming_table(
-                target_relation.render(), settings.checkpoint, settings.companion_tables(target_relation.render()), in_place
-            ) -%}
-        {%- endif -%}
+        {%- do reset_if_full_refresh(settings, target_relation) -%}
 
         {%- set summary = adapter.run_streaming_write(settings, source_view, target_relation.render(), corrupt_lines) -%}
         {#- History appended once through the model's SQL, the checkpoint untouched -#}

@@ -10,17 +10,16 @@ The checkpoint is never read or written. Read and checked here, with the model's
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
+from python_runners.runtime.config.names import is_identifier
 from python_runners.runtime.errors import ConfigError
 
 FORMATS = ("json", "csv", "parquet", "delta")
 KEYS = ("name", "path", "table", "format", "options")
 # The Delta transaction ids of backfill appends start with it.
 BACKFILL_APP_ID_PREFIX = "backfill:"
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SHAPE = ("[{name: archive_2025, path: <folder>, format: json|csv|parquet|delta, options: {...}}] "
           "(or table: <a Delta table> instead of path and format)")
 
@@ -93,7 +92,7 @@ def _backfill(model: str, index: int, entry: Any) -> Backfill:
             f"Model {model}: backfills[{index}] is {entry!r}; each backfill is a mapping, e.g. {_SHAPE}."
         )
     name = entry.get("name")
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not is_identifier(name):
         raise BackfillConfigError(
             f"Model {model}: backfills[{index}] needs a name of letters, digits and underscores "
             f"(it marks the backfill applied in the table's Delta log), got {name!r}."

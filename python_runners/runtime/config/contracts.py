@@ -23,12 +23,12 @@ from typing import Any, Mapping, Optional
 
 from pyspark.sql.types import StructField, StructType
 
+from python_runners.runtime.config.names import is_identifier
 from python_runners.runtime.config.spark_types import canonical_type
 from python_runners.runtime.errors import ConfigError
 
 ENFORCED_TYPES = ("not_null", "check")
 IGNORED_TYPES = ("unique", "primary_key", "foreign_key", "custom")
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class ContractError(ConfigError):
@@ -226,7 +226,7 @@ def _named_checks(model: str, checks: list[tuple[Optional[str], str, str]]) -> t
     for given, expression, default in checks:
         if given:
             name = str(given).lower()
-            if not _NAME.match(name):
+            if not is_identifier(name):
                 raise ContractError(
                     f"Model {model}: check constraint name {given!r} is not a plain identifier "
                     "(letters, digits and _, not starting with a digit); Delta names the "
@@ -239,7 +239,7 @@ def _named_checks(model: str, checks: list[tuple[Optional[str], str, str]]) -> t
                 )
         else:
             base = re.sub(r"\W", "_", default).lower()
-            base = base if _NAME.match(base) else f"c_{base}"
+            base = base if is_identifier(base) else f"c_{base}"
             name, number = base, 1
             while name in taken:
                 number += 1

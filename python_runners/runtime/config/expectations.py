@@ -18,10 +18,10 @@ before any table or checkpoint is touched.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
+from python_runners.runtime.config.names import is_identifier
 from python_runners.runtime.errors import ConfigError
 
 ACTIONS = ("warn", "drop", "quarantine", "fail")
@@ -35,7 +35,6 @@ OBSERVATION = "expectations"
 ROWS_CHECKED = "rows"
 ROWS_DROPPED = "dropped"
 ROWS_QUARANTINED = "quarantined"
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _KEYS = ("name", "expression", "action")
 _KEY_LOOKALIKES = {
     "expr": "expression", "condition": "expression", "constraint": "expression", "check": "expression",
@@ -229,7 +228,7 @@ def _expectation(model: str, index: int, item: Any) -> Expectation:
             f"fail), e.g. {example}."
         )
     name = item.get("name")
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not is_identifier(name):
         raise ExpectationConfigError(
             f"Model {model}: {label} needs a name of letters, digits and underscores (its counts "
             f"are kept under it, and a quarantined row lists it), e.g. 'heartbeat_plausible'; "
@@ -256,7 +255,7 @@ def _expectation(model: str, index: int, item: Any) -> Expectation:
 
 
 def _is_table_name(value: Any) -> bool:
-    return isinstance(value, str) and all(_NAME.match(part) for part in value.split(".")) and (
+    return isinstance(value, str) and all(is_identifier(part) for part in value.split(".")) and (
         1 <= len(value.split(".")) <= 2
     )
 

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from python_runners.runtime.lifecycle import run_lock
+from python_runners.runtime import run_lock
 from python_runners.testing.dbt_process import run_dbt_process
 
 

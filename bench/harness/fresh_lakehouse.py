@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from python_runners.runtime.lifecycle import run_lock
+from python_runners.runtime import run_lock
 from python_runners.runtime.lakehouse import REPO_ROOT
 from python_runners.testing.separate_lakehouse import use_separate_lakehouse
 

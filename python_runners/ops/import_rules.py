@@ -70,10 +70,10 @@ HANDLE_RULES: tuple[HandleRule, ...] = (
 )
 
 # The runtime's root: the face and what every room uses. Any other module lives in a room.
-ROOT_MODULES = ("__init__", "session", "errors", "lakehouse", "classpath", "metastore")
+ROOT_MODULES = ("__init__", "session", "errors", "lakehouse", "classpath", "metastore", "run_lock")
 ROOMS = {
     "config": "model config, settings; read without Spark",
-    "lifecycle": "full refresh, checkpoints, reset, redeploy, query changes, run lock",
+    "lifecycle": "full refresh, checkpoints, reset, redeploy, query changes",
     "delta": "Delta tables, Hadoop file system, catalog, constraints, the JVM's handles",
     "run": "the run, interruption, serving, unit tests of models",
     "sources": "what models read",

@@ -6,21 +6,23 @@ starts nothing and pulls in no Spark code that a command does not use.
 
 Where a change goes:
 
-    session.py, classpath.py, metastore.py   the Spark session, its jars and its catalog
+    session.py, classpath.py, metastore.py, run_lock.py
+                 the Spark session, its jars, its catalog, and the lock it takes on the lakehouse
     lakehouse.py, errors.py    where files live; every error a person reads (StreamingError)
     config/      a model's settings, read and checked without Spark: a new setting is a field of
                  its materialisation's config and a line in config/settings.py; a new
                  materialisation a line in config/materializations.py
     lifecycle/   what happens to a model's table and checkpoint between runs: full refresh,
-                 checkpoint reset, redeploy and rollback, query changes, the run lock
+                 checkpoint reset, redeploy and rollback, query changes
     delta/       Delta tables, their log and properties, Hadoop files, query plans: the only
                  modules, with session.py, that use py4j (`_jvm`, `_jsparkSession`, `_jdf`)
-    sources/     streaming sources as temp views, and a model's query resolved and checked
-    writes/      the queries that write a model's table (appends, MERGEs, cdc, COPY INTO); they
-                 start queries and know nothing of the run, redeploys or Ctrl-C
+    sources/     streaming sources as temp views
+    writes/      a model's query resolved and checked, and the queries that write its table
+                 (appends, MERGEs, cdc, COPY INTO); they start queries and know nothing of the
+                 run, redeploys or Ctrl-C
     run/         one dbt invocation: the coordinator of a model's steps (model_run.py), Ctrl-C,
                  serving, dbt unit tests of streaming models
-    progress/    batch progress: live view, progress table, status file
+    progress/    batch progress: live view, progress table, status file, the service's own time
 
 `make lint` (python_runners/ops/import_rules.py) holds these rules and finds import circles.
 """
@@ -53,8 +55,8 @@ _FACE = {
     "corrupt_lines_table": ("sources.corrupt_lines", "table_of"),
     "corrupt_lines_checkpoint": ("sources.corrupt_lines", "checkpoint_of"),
     # a model's query, its write and its table
-    "create_stream_view": "sources.model_query",
-    "without_empty_refs": "sources.model_query",
+    "create_stream_view": "writes.model_query",
+    "without_empty_refs": "writes.model_query",
     "StreamingWrite": "writes.streaming",
     "FeedShape": "writes.change_rows",
     "run_streaming_model": "run.model_run",

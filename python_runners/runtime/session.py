@@ -24,7 +24,7 @@ from typing import Mapping, Optional
 from pyspark.logger import PySparkLogger
 from pyspark.sql import SparkSession
 
-from python_runners.runtime.lifecycle import run_lock
+from python_runners.runtime import run_lock
 from python_runners.runtime.classpath import jar_paths
 from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.runtime.metastore import configured_url, derby_java_options, metastore_conf

@@ -24,7 +24,7 @@ from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
 from python_runners.runtime.config.expectations import ExpectationCounts
 from python_runners.runtime.progress import table as progress_table
 from python_runners.runtime.progress.batch import BatchProgress, last_batch
-from python_runners.runtime.run.own_time import OwnTime
+from python_runners.runtime.progress.own_time import OwnTime
 
 BatchCallback = Callable[[BatchProgress], None]
 # A unit test's micro-batch scenario runs a query of its own (runtime/run/model_tests.py): a test, not

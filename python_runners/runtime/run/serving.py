@@ -26,7 +26,7 @@ from python_runners.runtime.progress.recorder import ProgressRecorder
 from python_runners.runtime.run.streaming_run import StreamingRun
 from python_runners.runtime.run.model_run import failure
 from python_runners.runtime.lakehouse import Lakehouse
-from python_runners.runtime.run.own_time import OwnTime
+from python_runners.runtime.progress.own_time import OwnTime
 from python_runners.runtime.errors import StreamingModelError, root_cause
 
 POLL_SECONDS = 0.5

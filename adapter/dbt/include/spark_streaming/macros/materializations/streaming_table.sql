@@ -43,7 +43,7 @@
 
     {{ run_hooks(pre_hooks) }}
 
-    {#- Resolved and checked before anything is dropped or started (runtime/sources/model_query.py);
+    {#- Resolved and checked before anything is dropped or started (runtime/writes/model_query.py);
         json/csv lines the model cannot read are kept out of it, for their quarantine beside it -#}
     {%- set corrupt_lines = adapter.create_stream_view(settings, sql, source_view, should_full_refresh()) -%}
 

@@ -30,6 +30,7 @@ _MACRO_OPTIONS = {
 }
 # The views source() names for a meta.stream source (sources/views.py registers them).
 _VIEW_PREFIXES = {True: "stream_source__", False: "batch_source__"}
+RESET_VIEW_SUFFIX = "__from_reset__"
 
 _READ = re.compile(
     r"\b(?P<macro>stream(?:_changes|_appends)?)\s*\(\s*(?:"
@@ -106,6 +107,11 @@ def source_view_name(source_name: str, streaming: bool = True) -> str:
     """The temp view a model reads a meta.stream source through: one for streams, one for batch
     reads. The one place that names them."""
     return f"{_VIEW_PREFIXES[streaming]}{source_name.replace('.', '__')}"
+
+
+def reset_view_name(view: str, model: str) -> str:
+    """The view a pending checkpoint reset gives one model of a source's view (lifecycle/reset_reads.py)."""
+    return f"{view}{RESET_VIEW_SUFFIX}{re.sub(r'[^0-9a-zA-Z_]', '_', model)}"
 
 
 def is_source_view(name: str, streaming: bool = True) -> bool:

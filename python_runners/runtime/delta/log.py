@@ -1,8 +1,9 @@
 """A Delta table's log, read by its path or through a log handle: the latest commit, the table's
 state (a property, an application's transaction), the commits after a version.
 
-Read through Delta's own DeltaLog in the JVM, the way tables.py reads a table's log: no Spark job,
-a few calls. Callers hold a log only as an opaque handle.
+Read through Delta's own DeltaLog in the JVM: no Spark job, a few calls. tables.py reads a
+table's log through the same handle (`at_path`, `current`). Callers hold a log only as an opaque
+handle.
 """
 
 from __future__ import annotations
@@ -10,8 +11,6 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from pyspark.sql import SparkSession
-
-from python_runners.runtime.delta import tables as delta_tables
 
 
 def at_path(spark: SparkSession, location: str) -> Any:
@@ -24,7 +23,7 @@ def latest_commit(spark: SparkSession, log: Any) -> tuple[int, int]:
     the log; (-1, -1) before the first commit, or without a log (None)."""
     if log is None:
         return -1, -1
-    snapshot = _current(spark, log)
+    snapshot = current(spark, log)
     version = int(snapshot.version())
     return version, (int(snapshot.timestamp()) if version >= 0 else -1)
 
@@ -35,19 +34,14 @@ def property_and_transaction(
     """From the current state of the table at `location`, read once (no data read): the value of
     its property `key` and the version of application `app_id`'s last transaction (Delta's
     txnAppId / txnVersion); None for what it does not have."""
-    state = _current(spark, at_path(spark, location))
+    state = current(spark, at_path(spark, location))
     value = state.metadata().configuration().get(key)
     found = state.transactions().get(app_id)
     said = str(value.get()) if value.isDefined() else None
     return said, (int(found.get()) if found.isDefined() else None)
 
 
-def commit_infos_after(spark: SparkSession, location: str, version: int) -> list[dict]:
-    """The commitInfo of each commit after `version` of the table at `location`."""
-    return delta_tables.commit_infos_since(spark, at_path(spark, location), version)
-
-
-def _current(spark: SparkSession, log: Any) -> Any:
+def current(spark: SparkSession, log: Any) -> Any:
     """The log's snapshot as of now (Delta lists the log folder for commits since it last looked)."""
     jvm = spark._jvm
     return log.update(False, jvm.scala.Option.empty(), jvm.scala.Option.empty())

@@ -19,6 +19,7 @@ from pyspark.sql.types import StructType
 from py4j.protocol import Py4JJavaError
 
 from python_runners.runtime.delta import hadoop_fs
+from python_runners.runtime.delta.log import at_path, current
 from python_runners.runtime.errors import StreamingModelError
 
 _NOT_FOUND = ("TABLE_OR_VIEW_NOT_FOUND", "NoSuchTableException", "SCHEMA_NOT_FOUND", "NoSuchDatabaseException")
@@ -45,7 +46,7 @@ def snapshot(spark: SparkSession, table: str, log: Any = None) -> TableSnapshot:
     log = log if log is not None else _delta_log(spark, table)
     if log is None:
         return TableSnapshot(exists=False)
-    latest = _latest(spark, log)
+    latest = current(spark, log)
     if latest.version() < 0:
         return TableSnapshot(exists=True, log=log)
     # The metadata action as JSON: one call, where walking the Java map costs two per property.
@@ -57,14 +58,8 @@ def snapshot(spark: SparkSession, table: str, log: Any = None) -> TableSnapshot:
 def log_folder_and_version(spark: SparkSession, location: str) -> tuple[str, int]:
     """The _delta_log folder of the table at `location` and its latest version (-1 before its
     first commit), by path: no catalog lookup."""
-    log = spark._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, location)
-    return log.logPath().toString(), int(_latest(spark, log).version())
-
-
-def _latest(spark: SparkSession, log: Any):
-    """The log's snapshot as of now (Delta lists the log folder for commits since it last looked)."""
-    jvm = spark._jvm
-    return log.update(False, jvm.scala.Option.empty(), jvm.scala.Option.empty())
+    log = at_path(spark, location)
+    return log.logPath().toString(), int(current(spark, log).version())
 
 
 def create_if_missing(

@@ -7,7 +7,6 @@ starting where the reset says, so other models reading the same source are untou
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import Any
 
@@ -15,7 +14,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from python_runners.runtime.config.stream_reads import (
-    SOURCE_VIEW, TABLE, StreamRead, replace_reads, source_view_name,
+    SOURCE_VIEW, TABLE, StreamRead, replace_reads, reset_view_name, source_view_name,
 )
 from python_runners.runtime.errors import StreamingModelError
 from python_runners.runtime.lifecycle.reset_offsets import delta_options, kafka_options
@@ -74,7 +73,7 @@ def _read_source_view_from(
         frame = source_frame(spark, source, lakehouse).where(
             F.col("_metadata.file_modification_time") >= F.timestamp_millis(F.lit(point.timestamp_ms))
         )
-    own = f"{view}__from_reset__{re.sub(r'[^0-9a-zA-Z_]', '_', reset.model)}"
+    own = reset_view_name(view, reset.model)
     frame.createOrReplaceTempView(own)
     return replace_reads(
         sql, lambda read: own if read.kind == SOURCE_VIEW and read.relation.lower() == view.lower() else None

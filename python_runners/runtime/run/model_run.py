@@ -106,16 +106,12 @@ def run_streaming_model(
     return replace(summary, running=served.isActive)
 
 
-def start_model_query(
-    spark: SparkSession, run: StreamingRun, write: StreamingWrite, table_exists: Optional[bool] = None
-) -> StreamingQuery:
+def start_model_query(spark: SparkSession, run: StreamingRun, write: StreamingWrite, table_exists: bool) -> StreamingQuery:
     """Start the model's query, unless the run was interrupted, another process holds the
     lakehouse, or its checkpoint and table disagree (either one gone: rows would be lost or
     written twice)."""
     run.refuse_if_interrupted(write.model)
     claim_lakehouse_for(write.model)
-    if table_exists is None:
-        table_exists = spark.catalog.tableExists(write.target_table)
     checkpoints.check_matches_table(spark, write.model, write.target_table, write.checkpoint, table_exists)
     return start_streaming_write(spark, write, table_exists=table_exists)
 

@@ -37,6 +37,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from python_runners.runtime.config.stream_reads import RESET_VIEW_SUFFIX
 from python_runners.runtime.delta import hadoop_fs, plans
 from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.runtime.sources.views import SourceViews, StreamSource, source_frame
@@ -154,8 +155,8 @@ def _names_column(sql: str, column: str) -> bool:
 
 def _views_of(sql: str, view: str) -> list[str]:
     """The names the SQL reads a source's stream through: its view, or the view a pending
-    checkpoint reset gave this model (checkpoint_reset.py: `<view>__from_reset__<model>`)."""
-    pattern = r"(?<![\w$])(" + re.escape(view) + r"(?:__from_reset__\w+)?)(?![\w$])"
+    checkpoint reset gave this model (config/stream_reads.py's reset_view_name)."""
+    pattern = r"(?<![\w$])(" + re.escape(view) + r"(?:" + RESET_VIEW_SUFFIX + r"\w+)?)(?![\w$])"
     return list(dict.fromkeys(match.lower() for match in re.findall(pattern, sql, re.I)))
 
 

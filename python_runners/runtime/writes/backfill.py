@@ -189,5 +189,5 @@ def _append(frame: DataFrame, table: str, backfill: Backfill, txn_version: int, 
 def _rows_appended(spark: SparkSession, location: str, version: int, backfill: Backfill) -> int:
     """Rows of the backfill's commit after `version` (0 when Delta skipped it as applied)."""
     return sum(int(commit.get("operationMetrics", {}).get("numOutputRows", 0))
-               for commit in delta_log.commit_infos_after(spark, location, version)
+               for commit in delta_tables.commit_infos_since(spark, delta_log.at_path(spark, location), version)
                if commit.get("userMetadata") == _marker(backfill))

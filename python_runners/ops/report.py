@@ -53,6 +53,8 @@ def read_progress(location: str, since_hours: Optional[float] = None) -> list[di
             f"models first (`make run` or `dbt run`); each run appends its batches."
         )
     frame = spark.read.format("delta").load(location)
+    if "up_to_date" in frame.columns:  # runs of a model that had nothing new: no batch
+        frame = frame.where("up_to_date is not true")
     if since_hours is not None:
         since = datetime.now(timezone.utc) - timedelta(hours=since_hours)
         frame = frame.where(frame.batch_timestamp >= since)

@@ -26,6 +26,7 @@ from pyspark.sql import SparkSession
 
 from python_runners.runtime import run_lock
 from python_runners.runtime.classpath import jar_paths
+from python_runners.runtime.jvm_options import java_options
 from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.runtime.metastore import configured_url, derby_java_options, metastore_conf
 from python_runners.runtime.errors import StreamingModelError
@@ -46,16 +47,20 @@ _building = threading.RLock()
 
 def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str] = None) -> dict[str, str]:
     metastore = lakehouse.metastore
+    jars = jar_paths()
+    catalog = metastore_conf(metastore, metastore_url)
     return {
         "spark.master": master,
         "spark.app.name": "streaming-lakehouse",
-        "spark.jars": ",".join(jar_paths()),
+        "spark.jars": ",".join(jars),
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
         "spark.sql.catalogImplementation": "hive",
         "spark.sql.warehouse.dir": lakehouse.warehouse,
-        **metastore_conf(metastore, metastore_url),
+        **catalog,
         "spark.driver.extraJavaOptions": " ".join([
+            # The class-data archive, when `python -m python_runners jars` made one (jvm_options.py).
+            *java_options(jars, catalog.get("spark.driver.extraClassPath")),
             *derby_java_options(metastore, metastore_url),
             f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
             f"-Dlakehouse.spark.log={spark_log_path(lakehouse)}",

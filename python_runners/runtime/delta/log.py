@@ -12,6 +12,8 @@ from typing import Any, Optional
 
 from pyspark.sql import SparkSession
 
+from python_runners.runtime.delta import hadoop_fs
+
 
 def at_path(spark: SparkSession, location: str) -> Any:
     """The log of the Delta table at `location` (Delta keeps one per location)."""
@@ -45,3 +47,16 @@ def current(spark: SparkSession, log: Any) -> Any:
     """The log's snapshot as of now (Delta lists the log folder for commits since it last looked)."""
     jvm = spark._jvm
     return log.update(False, jvm.scala.Option.empty(), jvm.scala.Option.empty())
+
+
+def version_listed(spark: SparkSession, location: str) -> int:
+    """The latest version of the Delta table at `location` from one listing of its log folder
+    (no state read, nothing cached); -1 when it has no commit."""
+    names = hadoop_fs.names_in(spark, f"{location.rstrip('/')}/_delta_log")
+    versions = [int(name[:-5]) for name in names if name.endswith(".json") and name[:-5].isdigit()]
+    return max(versions, default=-1)
+
+
+def table_id(spark: SparkSession, location: str) -> str:
+    """Delta's id of the table at `location`: what a stream reading it records in its offsets."""
+    return str(current(spark, at_path(spark, location)).metadata().id())

@@ -6,7 +6,7 @@ these functions and never call methods on it themselves.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 from py4j.protocol import Py4JError
 from pyspark.sql import DataFrame, SparkSession
@@ -73,6 +73,32 @@ def columns_read_from_files(plan, path: str) -> set[str] | None:
         for attribute in _seq(leaf.output())
         if attribute.exprId().id() in referenced
     }
+
+
+class StreamingInput(NamedTuple):
+    """One source of a streaming plan: its format (`delta`, `json`, `kafka`, ...) and the path it
+    reads, where it has one."""
+
+    format: str
+    path: str | None
+
+
+def streaming_inputs(frame: DataFrame) -> list[StreamingInput]:
+    """The frame's streaming sources in the order Spark numbers them in a checkpoint (the lines of
+    its offset log, the folders under `sources/`): the plan's leaves top down, a relation read
+    twice counted once. A source Spark reads through its newer API (Kafka) has no path."""
+    leaves: list = []
+    for node in _nodes(analyzed(frame)):
+        name = node.nodeName()
+        if name.startswith("StreamingRelation") and not any(node.equals(seen) for seen in leaves):
+            leaves.append(node)
+    return [_input_of(leaf) for leaf in leaves]
+
+
+def _input_of(leaf) -> StreamingInput:
+    if leaf.nodeName() != "StreamingRelation":  # StreamingRelationV2: Kafka, rate, memory
+        return StreamingInput(str(leaf.sourceName()).lower(), None)
+    return StreamingInput(str(leaf.dataSource().className()).lower(), _path_of(leaf))
 
 
 def release_local_checkpoint(checkpointed: DataFrame) -> None:

@@ -115,12 +115,16 @@ class BatchProgress:
     @property
     def model(self) -> str:
         """The model a query writes: its name's last part (queries are named after the table)."""
-        return self.query_name.replace("`", "").split(".")[-1]
+        return model_of(self.query_name)
 
     @property
     def label(self) -> str:
         """What to call the query on the terminal."""
         return self.query_name or self.query_id or "?"
+
+
+def model_of(query_name: str) -> str:
+    return query_name.replace("`", "").split(".")[-1]
 
 
 def iso(moment: Optional[datetime]) -> Optional[str]:

@@ -77,6 +77,13 @@ class ProgressRecorder(StreamingQueryListener):
         if on_batch is not None:
             on_batch(batch)
 
+    def record_up_to_date(self, query_name: str, batch_id: int, check_seconds: float,
+                          inputs: tuple[str, ...]) -> None:
+        """A model that had nothing new and started no query: a row of its own in the table."""
+        row = progress_table.up_to_date_row(query_name, batch_id, round(check_seconds * 1000), inputs)
+        with self._lock:
+            self._pending.append(row)
+
     def onQueryIdle(self, event: Any) -> None:
         pass
 

@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession, functions
 
 from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.runtime.progress import batch_notes
-from python_runners.runtime.progress.batch import BatchProgress
+from python_runners.runtime.progress.batch import BatchProgress, model_of
 
 TABLE_VARIABLE = "STREAM_PROGRESS_TABLE"
 RETENTION_VARIABLE = "STREAM_PROGRESS_RETENTION_DAYS"
@@ -38,6 +38,9 @@ COLUMNS = (
     ("rows_quarantined_by_expectations", "bigint"), ("expectations", f"array<{EXPECTATION}>"),
     # a cdc_table's batch: changes a tie on sequence_by left out (null for other models)
     (batch_notes.CDC_CHANGES_TIED, "bigint"),
+    # true: no batch, the model had nothing new since batch_id and started no query
+    # (lifecycle/up_to_date.py); batch_duration_ms is then how long finding that out took
+    ("up_to_date", "boolean"),
 )
 SCHEMA = ", ".join(f"{column} {kind}" for column, kind in COLUMNS)
 
@@ -93,7 +96,17 @@ def progress_row(progress: Any) -> tuple:
         datetime.now(timezone.utc),
         *_expectation_columns(batch),
         batch_notes.of(batch.query_id, batch.batch_id, batch_notes.CDC_CHANGES_TIED),
+        False,
     )
+
+
+def up_to_date_row(query_name: str, batch_id: int, check_ms: int, inputs: Iterable[str]) -> tuple:
+    """A model's run that found nothing new since `batch_id` and started no query."""
+    now = datetime.now(timezone.utc)
+    said = {"name": query_name, "batchId": batch_id, "upToDate": True, "inputs": list(inputs),
+            "durationMs": {"upToDateCheck": check_ms}}
+    return (query_name, model_of(query_name), None, None, batch_id, now, 0, None, None, check_ms, None, 0, None,
+            json.dumps(said, sort_keys=True), now, None, None, None, None, None, True)
 
 
 def _expectation_columns(batch: BatchProgress) -> tuple:

@@ -4,12 +4,14 @@
    the table until it has caught up, then swapped in (lifecycle/redeploy.py);
 2. the table's recorded shape and query against the model's: a cdc_table's settings that cannot
    change in place stop the run, a changed query meets its `on_query_change` policy;
-3. the catch-up: the model's query started with its trigger's catch-up form, awaited; a reset
+3. nothing new in its inputs since its last batch (and no batch due without data): no query
+   started, the model said to be up to date (lifecycle/up_to_date.py);
+4. else the catch-up: the model's query started with its trigger's catch-up form, awaited; a reset
    checkpoint still waiting for its Delta input is said, not failed;
-4. past an initial snapshot, so the next start does not rebuild it (sources/initial_snapshot.py);
+   past an initial snapshot, so the next start does not rebuild it (sources/initial_snapshot.py);
+   the unreadable lines of its sources, into their quarantine (writes/corrupt_lines.py);
 5. what the table now records: the docs' properties and the query (delta/catalog.py);
-6. the unreadable lines of its sources, into their quarantine (writes/corrupt_lines.py);
-7. with a processing-time trigger, the served query (and its companions), kept on the run so
+6. with a processing-time trigger, the served query (and its companions), kept on the run so
    that serving can start them again.
 
 writes/ only builds and starts queries; everything that knows about the run, redeploys and
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
@@ -31,7 +33,7 @@ from python_runners.runtime.config.triggers import Trigger
 from python_runners.runtime.delta import catalog as streaming_catalog
 from python_runners.runtime.delta import tables as delta_tables
 from python_runners.runtime.errors import StreamingError
-from python_runners.runtime.lifecycle import checkpoint_reset, checkpoints, query_changes, redeploy
+from python_runners.runtime.lifecycle import checkpoint_reset, checkpoints, query_changes, redeploy, up_to_date
 from python_runners.runtime.progress.recorder import ProgressRecorder
 from python_runners.runtime.run.streaming_run import StreamingRun
 from python_runners.runtime.run.summary import StreamSummary, summarise
@@ -65,6 +67,38 @@ def run_streaming_model(
     changed = None
     if before.exists and checkpoints.has_progress(spark, write.checkpoint):
         changed = query_changes.check(write.model, write.config.on_query_change, write.config.query, before.properties)
+    idle = None if redeployed or not before.exists else _nothing_new(spark, write, corrupt_lines)
+    if idle is not None:
+        run.recorder.record_up_to_date(write.query_name, idle.batch_id, idle.seconds, idle.inputs)
+        summary, properties = StreamSummary(write.model, 0, 0, 0, 0.0, running=False, up_to_date=idle), before.properties
+    else:
+        summary, properties = _catch_up(spark, run, write, corrupt_lines, before, progress)
+        if summary.waiting_since_reset:
+            return replace(summary, seconds=round(time.monotonic() - started, 3))
+    # A new table has them from its creation; an older one gets them (or changes) here, between
+    # the two queries, while nothing writes the table.
+    streaming_catalog.record(
+        spark, write.target_table, write.recorded_on_table, current=properties,
+        user_metadata=query_changes.history_note(changed) if changed else None,
+    )
+    summary = replace(summary, seconds=round(time.monotonic() - started, 3), query_changed=changed or "",
+                      redeployed=redeployed.said(write.model) if redeployed else "")
+    if write.trigger.runs_until_caught_up:
+        return summary
+    served = _serve(spark, run, write, lambda spark: start_model_query(spark, run, write, table_exists=True))
+    for source_lines in corrupt_lines:
+        companion = CorruptLinesWrite.beside(write, source_lines)
+        _serve(spark, run, companion, lambda spark, companion=companion: start_companion(spark, run, companion))
+    return replace(summary, running=served.isActive)
+
+
+def _catch_up(
+    spark: SparkSession, run: StreamingRun, write: StreamingWrite, corrupt_lines: Sequence[CorruptLines],
+    before: delta_tables.TableSnapshot, progress: ProgressRecorder,
+) -> tuple[StreamSummary, Mapping[str, str]]:
+    """The model's query run with its trigger's catch-up form, then its unreadable lines': what
+    they did, and the table's properties after."""
+    started = time.monotonic()
     with run.display:
         catch_up = start_model_query(spark, run, write.with_trigger(write.trigger.catch_up()),
                                      table_exists=before.exists)
@@ -73,8 +107,7 @@ def run_streaming_model(
         except (PySparkException, Py4JJavaError) as error:
             _stop_quietly(catch_up)
             if checkpoint_reset.waiting_for_input(spark, write.checkpoint, error):
-                return StreamSummary(write.model, 0, 0, 0, round(time.monotonic() - started, 3),
-                                     running=False, waiting_since_reset=True)
+                return StreamSummary(write.model, 0, 0, 0, 0.0, running=False, waiting_since_reset=True), {}
             raise failure(write, error) from None
         run.refuse_if_interrupted(write.model)  # stopped by Ctrl-C, not caught up
         progress.wait_until_heard(catch_up)
@@ -82,28 +115,27 @@ def run_streaming_model(
     after = before.refreshed(spark, write.target_table)
     commits = (delta_tables.commits_since(spark, write.target_table, before.version, after.log)
                if after.version > before.version else [])
-    written = delta_tables.rows_written(commits)
     applied = ("" if write.config.changes is None
                else applied_said(write.config.changes, delta_tables.merged_rows(commits), catch_up))
-    # A new table has them from its creation; an older one gets them (or changes) here, between
-    # the two queries, while nothing writes the table.
-    streaming_catalog.record(
-        spark, write.target_table, write.recorded_on_table, current=after.properties,
-        user_metadata=query_changes.history_note(changed) if changed else None,
-    )
-    quarantined = _catch_up_corrupt_lines(spark, run, write, corrupt_lines, progress)
-    summary = replace(summarise(write.model, catch_up, written, time.monotonic() - started),
-                      query_changed=changed or "", applied=applied,
-                      redeployed=redeployed.said(write.model) if redeployed else "")
+    summary = replace(summarise(write.model, catch_up, delta_tables.rows_written(commits), time.monotonic() - started),
+                      applied=applied)
     if corrupt_lines:
+        quarantined = _catch_up_corrupt_lines(spark, run, write, corrupt_lines, progress)
         summary = replace(summary, corrupt_lines=quarantined, corrupt_lines_table=table_of(write.target_table))
-    if write.trigger.runs_until_caught_up:
-        return summary
-    served = _serve(spark, run, write, lambda spark: start_model_query(spark, run, write, table_exists=True))
-    for source_lines in corrupt_lines:
+    return summary, after.properties
+
+
+def _nothing_new(
+    spark: SparkSession, write: StreamingWrite, corrupt_lines: Sequence[CorruptLines]
+) -> Optional[up_to_date.UpToDate]:
+    """Whether neither the model's query nor its unreadable lines' queries would run a batch now
+    (lifecycle/up_to_date.py)."""
+    idle = up_to_date.nothing_new(spark, write.checkpoint, spark.table(write.source_view))
+    for source_lines in corrupt_lines if idle is not None else ():
         companion = CorruptLinesWrite.beside(write, source_lines)
-        _serve(spark, run, companion, lambda spark, companion=companion: start_companion(spark, run, companion))
-    return replace(summary, running=served.isActive)
+        if up_to_date.nothing_new(spark, companion.checkpoint, source_lines.frame(spark)) is None:
+            return None
+    return idle
 
 
 def start_model_query(spark: SparkSession, run: StreamingRun, write: StreamingWrite, table_exists: bool) -> StreamingQuery:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Optional
 
 from pyspark.sql.streaming import StreamingQuery
 
 from python_runners.runtime.config.expectations import ExpectationCounts, expectations_said
 from python_runners.runtime.lifecycle import query_changes
+from python_runners.runtime.lifecycle.up_to_date import UpToDate
 from python_runners.runtime.progress.batch import batches_of
 from python_runners.runtime.writes import corrupt_lines as corrupt_lines_writes
 
@@ -29,17 +30,27 @@ class StreamSummary:
     applied: str = ""  # a cdc_table's: what its MERGEs did (apply_changes.applied_said)
     corrupt_lines: int = 0  # unreadable source lines kept out of the model's rows, quarantined
     corrupt_lines_table: str = ""  # where (writes/corrupt_lines.py)
+    up_to_date: Optional[UpToDate] = None  # nothing new since its last batch: no query started
+
+    @property
+    def code(self) -> str:
+        """dbt's status code for the run line (run_results.json's adapter_response)."""
+        return "UP TO DATE" if self.up_to_date is not None else "STREAMED"
 
     def message(self) -> str:
         if self.waiting_since_reset:
             return ("STREAMED 0 rows in, 0 written: no commit in its Delta input since the "
                     "checkpoint was reset yet; the reset's starting point still holds "
                     "(nothing served until a run finds one)")
+        changed = query_changes.applied_note(self.query_changed) if self.query_changed else ""
+        if self.up_to_date is not None:
+            serving = ", serving" if self.running else ""
+            return (f"UP TO DATE, 0 rows in: nothing new since batch {self.up_to_date.batch_id}, "
+                    f"no query started{serving}{changed}{self.redeployed}")
         state = "caught up, serving" if self.running else "caught up"
         batches = "1 batch" if self.batches == 1 else f"{self.batches} batches"
         late = f", {self.late_rows} late row{'' if self.late_rows == 1 else 's'} dropped"
         late = late if self.late_rows else ""
-        changed = query_changes.applied_note(self.query_changed) if self.query_changed else ""
         return (f"STREAMED {self.input_rows} rows in, {self.output_rows} written{self.applied}{late}"
                 f"{expectations_said(self.expectations)}"
                 f"{corrupt_lines_writes.said(self.corrupt_lines, self.corrupt_lines_table)}"

@@ -38,7 +38,9 @@ from typing import Optional
 from pyspark.sql import SparkSession
 
 from python_runners.runtime.delta import hadoop_fs
-VOID_OFFSET = "-"  # Spark's offset-log line for a source without an offset
+from python_runners.runtime.lifecycle.checkpoint_log import (
+    COMMITS, OFFSETS, VOID_OFFSET, entry, folder, last_batch, offset,
+)
 
 
 def plan_batch_past_initial_snapshot(spark: SparkSession, checkpoint: str) -> bool:
@@ -46,19 +48,17 @@ def plan_batch_past_initial_snapshot(spark: SparkSession, checkpoint: str) -> bo
     from its initial snapshot (or from its first offset), plan an empty batch after it (and
     commit it, for a query without state). True if one was planned. Call only while no query
     runs on this checkpoint."""
-    offsets_dir = f"{checkpoint.rstrip('/')}/offsets"
-    commits_dir = f"{checkpoint.rstrip('/')}/commits"
-    last = _last_batch(spark, offsets_dir)
-    if last is None or _last_batch(spark, commits_dir) != last:
+    last = last_batch(spark, checkpoint, OFFSETS)
+    if last is None or last_batch(spark, checkpoint, COMMITS) != last:
         return False  # nothing ran, or the last batch is not committed: Spark replays it anyway
-    end = _read_log(spark, f"{offsets_dir}/{last}")
-    start = _read_log(spark, f"{offsets_dir}/{last - 1}") if last > 0 else None
+    end = entry(spark, checkpoint, OFFSETS, last)
+    start = entry(spark, checkpoint, OFFSETS, last - 1) if last > 0 else None
     if not started_in_initial_snapshot(start, end):
         return False
-    commit = _read_log(spark, f"{commits_dir}/{last}")
-    hadoop_fs.write_atomically(spark, f"{offsets_dir}/{last + 1}", _next_entry(end, commit))
+    commit = entry(spark, checkpoint, COMMITS, last)
+    hadoop_fs.write_atomically(spark, f"{folder(checkpoint, OFFSETS)}/{last + 1}", _next_entry(end, commit))
     if not hadoop_fs.exists(spark, f"{checkpoint.rstrip('/')}/state"):
-        hadoop_fs.write_atomically(spark, f"{commits_dir}/{last + 1}", "\n".join(commit))
+        hadoop_fs.write_atomically(spark, f"{folder(checkpoint, COMMITS)}/{last + 1}", "\n".join(commit))
     return True
 
 
@@ -68,10 +68,10 @@ def started_in_initial_snapshot(start: Optional[list[str]], end: list[str]) -> b
     end_offsets = end[2:]
     start_offsets = start[2:] if start else [VOID_OFFSET] * len(end_offsets)
     for before, after in zip(start_offsets, end_offsets):
-        after_offset = _json(after)
+        after_offset = offset(after)
         if not isinstance(after_offset, dict) or "reservoirId" not in after_offset:
             continue  # not a Delta source
-        before_offset = _json(before)
+        before_offset = offset(before)
         if before_offset is None:
             return True
         if before_offset.get("isStartingVersion") and before_offset != after_offset:
@@ -81,28 +81,10 @@ def started_in_initial_snapshot(start: Optional[list[str]], end: list[str]) -> b
 
 def _next_entry(end: list[str], commit: list[str]) -> str:
     metadata = json.loads(end[1])
-    committed = _json(commit[1]) if len(commit) > 1 else None
+    committed = offset(commit[1]) if len(commit) > 1 else None
     if isinstance(committed, dict) and "nextBatchWatermarkMs" in committed:
         metadata["batchWatermarkMs"] = max(
             int(metadata.get("batchWatermarkMs", 0)), int(committed["nextBatchWatermarkMs"])
         )
     metadata["batchTimestampMs"] = int(time.time() * 1000)
     return "\n".join([end[0], json.dumps(metadata, separators=(",", ":")), *end[2:]])
-
-
-def _json(line: str):
-    if line is None or line.strip() == VOID_OFFSET:
-        return None
-    try:
-        return json.loads(line)
-    except ValueError:
-        return None
-
-
-def _last_batch(spark: SparkSession, folder: str) -> Optional[int]:
-    ids = [int(name) for name in hadoop_fs.list_names(spark, folder) if name.isdigit()]
-    return max(ids) if ids else None
-
-
-def _read_log(spark: SparkSession, location: str) -> list[str]:
-    return hadoop_fs.read_text(spark, location).split("\n")

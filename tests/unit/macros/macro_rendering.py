@@ -209,7 +209,7 @@ class MacroRenderer:
             "empty_run": lambda: self.flags.EMPTY,
             "create_stream_view": (),
             "plan_full_refresh": False,
-            "run_streaming_write": {"message": "3 rows streamed", "input_rows": 3},
+            "run_streaming_write": {"message": "3 rows streamed", "input_rows": 3, "code": "STREAMED"},
             "run_copy_into": {"message": "2 files loaded", "rows_loaded": 20},
             "create_empty_table": True,
             "run_backfills": "; backfill 'archive': 7 rows",

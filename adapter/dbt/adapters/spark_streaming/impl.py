@@ -186,7 +186,7 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
             self._spark(), self.connections.streaming_run, write, tuple(corrupt_lines or ())
         )
         self._stream_summaries.append(summary)
-        return {**summary.__dict__, "message": summary.message()}
+        return {**summary.__dict__, "message": summary.message(), "code": summary.code}
 
     @available
     @reported_to_dbt

@@ -63,7 +63,7 @@
         {#- History appended once through the model's SQL, the checkpoint untouched -#}
         {%- set backfilled = adapter.run_backfills(settings, sql, target_relation.render()) if settings.backfills else '' -%}
         {%- do store_raw_result(
-            name='main', message=summary['message'] ~ backfilled, code='STREAMED', rows_affected=summary['input_rows']
+            name='main', message=summary['message'] ~ backfilled, code=summary['code'], rows_affected=summary['input_rows']
         ) -%}
         {%- do persist_docs(target_relation, model) -%}
     {%- endif -%}

@@ -23,6 +23,7 @@ from bench.harness.machine import describe
 from bench.harness.run import Run, Steps, command_line
 from bench.latency.measure import measure_latency
 from bench.overhead.measure import measure_overhead
+from bench.run_cost import fixed_cost
 from bench.run_cost.doc import RUN_COST_HEADING, run_cost_section
 from bench.run_cost.figures import figures, target_lines
 from bench.run_cost.figures import summary_line as run_cost_summary_line
@@ -133,7 +134,9 @@ def main(argv: list[str] | None = None) -> int:
         print(summary_line(results))
     if "run_cost" in results:
         print("\n".join(target_lines(results["run_cost"])))
+        print("\n".join(fixed_cost.target_lines(results["run_cost"])))
         print(run_cost_summary_line(figures(results["run_cost"])))
+        print(fixed_cost.summary_line(results["run_cost"]))
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bench.harness.doc import replace_section
 from bench.run_cost.doc import run_cost_section, run_cost_section_of
+from bench.run_cost import fixed_cost
 from bench.run_cost.figures import figures, noop_summary, summary_line, target_lines
 
 
@@ -94,7 +95,8 @@ def test_the_doc_section_replaces_only_itself():
     section = run_cost_section(RESULT)
     assert section[0] == "## 6. Run cost"
     assert "| - bronze | 20.0 s | - |" in section
-    assert section[-3].startswith("bench run-cost: noop_over_start=2.50 ")
+    assert section[-4].startswith("bench run-cost: noop_over_start=2.50 ")
+    assert section[-3].startswith("bench fixed-cost: noop_over_start=-")
     doc = "\n".join(["# Benchmarks", "", "## 5. Modes", "", "| keys |", "",
                      "```", "bench: recompute_over_incremental=2.22 at H=10000000", "```", ""])
     with_section = replace_section(doc, section)
@@ -105,3 +107,42 @@ def test_the_doc_section_replaces_only_itself():
     replaced = replace_section(with_section, newer)
     assert replaced == replace_section(doc, newer)
     assert "2026-11-23 20:00" not in replaced and "| keys |" in replaced
+
+
+def with_fixed_cost() -> dict:
+    def started(wall_s: float, session_s: float) -> dict:
+        return {**session_run(wall_s), "session_s": session_s}
+
+    noop = {**RESULT["noop"], "runs": {
+        **RESULT["noop"]["runs"],
+        "session_start_no_archive": [started(19.0, 6.0), started(18.0, 5.0), started(21.0, 7.0)],
+        "plain_start": [started(20.0, 4.0), started(25.0, 5.0), started(22.0, 6.0)],
+    }, "one_pct": {"history_rows": 1_000_000, "new_rows": 10_000, "setup_s": 60.0, "runs": {
+        "one_pct": [{**noop_run(51.0, 25.0), "land_s": 1.0}, {**noop_run(61.0, 30.0), "land_s": 1.0}],
+        "noop": [noop_run(40.0, 1.0), noop_run(40.0, 1.0)],
+    }}}
+    cdc = {"rows": [{"stored_as": "scd1", "median_s": 1.2, "phases_median_s": {"merge": 0.6}},
+                    {"stored_as": "scd2", "median_s": 3.0, "phases_median_s": {"merge": 1.5, "source": 1.0,
+                                                                             "merge_jobs": 9.0}}]}
+    return {**RESULT, "noop": noop, "cdc_1k": cdc}
+
+
+def test_the_fixed_cost_figures_line_and_what_holds_each_missed_target():
+    result = with_fixed_cost()
+    found = fixed_cost.figures(result)
+    assert found["noop_over_start"] == 40.0 / 16.0
+    assert found["noop_over_plain_start"] == 40.0 / 22.0
+    assert found["idle_model_ms"] == 10_500  # per run the median of bronze and gold: 10.5, 11.5, 9.5 s
+    assert found["one_pct_over_noop"] == 55.0 / 40.0  # landing not counted
+    assert (found["cdc_1k_scd1_s"], found["cdc_1k_scd2_s"]) == (1.2, 3.0)
+    assert fixed_cost.summary_line(result) == (
+        "bench fixed-cost: noop_over_start=2.50 noop_over_plain_start=1.82 idle_model_ms=10500 "
+        "jvm_start_s=6.0->10.0 one_pct_over_noop=1.38 cdc_1k_scd1_s=1.20 cdc_1k_scd2_s=3.00"
+    )
+    lines = {line.split()[2]: line for line in fixed_cost.target_lines(result)}
+    assert lines["cdc_1k_scd1_s"].endswith("met") and "NOT" not in lines["cdc_1k_scd1_s"]
+    assert lines["cdc_1k_scd2_s"].endswith("held by largest phases per batch: merge 1.50 s, source 1.00 s")
+    assert "slowest idle models: bronze 20000 ms, gold 1000 ms" in lines["idle_model_ms"]
+    assert "models_s 28.5 s vs 2.0 s" in lines["one_pct_over_noop"]
+    section = run_cost_section(result)
+    assert "### Fixed cost" in section and "| C: plain PySpark session + `show tables` | 22.0 s | 5.0 s |" in section

@@ -6,6 +6,7 @@ from bench.harness.doc import NOT_RUN, run_line, section_of, seconds, table
 from bench.overhead.report import overhead_section
 from bench.recompute.report import recompute_section
 from bench.run_cost import figures as run_cost_figures
+from bench.run_cost import fixed_cost
 
 RUN_COST_HEADING = "## 6. Run cost"
 
@@ -32,7 +33,7 @@ def run_cost_section(result: dict | None) -> list[str]:
           else "no: " + run_cost_figures.holder(figure, result)]
          for figure, value in found.items() for target in [run_cost_figures.TARGETS[figure]]],
     )
-    lines += ["", *_noop_lines(result, noop)]
+    lines += ["", *_noop_lines(result, noop), *_fixed_cost_lines(result)]
     measured_here = result.get("measured_here", [])
     if "recompute" in measured_here:
         lines += ["### 1% new and first run over history", ""] + recompute_section(result["recompute"])[2:]
@@ -43,7 +44,44 @@ def run_cost_section(result: dict | None) -> list[str]:
                   + " and ".join(number for name, number in (("recompute", "1"), ("overhead", "2"))
                                  if name not in measured_here)
                   + " of the same run.", ""]
-    return lines + ["```", run_cost_figures.summary_line(found), "```", ""]
+    return lines + ["```", run_cost_figures.summary_line(found), fixed_cost.summary_line(result), "```", ""]
+
+
+def _fixed_cost_lines(result: dict) -> list[str]:
+    """The fixed cost: figures against targets, the sides' walls and JVM starts, the 1% runs."""
+    noop = result["noop"]
+    if "plain_start" not in noop["runs"]:
+        return []
+    lines = ["### Fixed cost", "",
+             "C: `bench/run_cost/plain_start.py`, a plain PySpark session (Delta's extension and "
+             "catalog, Delta's jars on `spark.jars`, Hive support, Derby) and `show tables`; D: B "
+             "with `SPARK_CLASS_DATA_SHARING=off` (the JVM without the class-data archive of "
+             "`python_runners/runtime/jvm_options.py`, as before it). 1% new: on the same lakehouse, "
+             f"{noop['one_pct']['history_rows']:,} recordings landed and run once (not measured), then "
+             f"a fresh `dbt run` of the same models after {noop['one_pct']['new_rows']:,} new "
+             "recordings landed (landing not timed) against a fresh one with nothing new, "
+             f"alternating, {len(noop['one_pct']['runs']['noop'])} of each. CDC: `python -m bench.cdc "
+             "--keys 1000000 --changed-keys 1000 --batches 3` (section 8's bench, 1,000 changes a batch).", ""]
+    lines += table(
+        ["figure", "value", "target", "met"],
+        [[f"`{figure}`", "-" if value is None else f"{value:.2f}", f"{target[0]} {target[1]:g}",
+          "not measured" if value is None else "yes" if fixed_cost.is_met(figure, value)
+          else "no: " + fixed_cost.holder(figure, result)]
+         for figure, value in fixed_cost.figures(result).items() for target in [fixed_cost.TARGETS[figure]]],
+    )
+    walls, starts = fixed_cost.side_walls(noop), fixed_cost.jvm_start_s(noop)
+    names = {"dbt_run": "A: no-op `dbt run` (streaming and cdc models)",
+             "session_start": "B: project session + `show tables`",
+             "session_start_no_archive": "D: B without the class-data archive",
+             "plain_start": "C: plain PySpark session + `show tables`",
+             "one_pct:one_pct": "1% new `dbt run`", "one_pct:noop": "no-op `dbt run` (after the history)"}
+    session = {"session_start": starts["after"], "session_start_no_archive": starts["before"],
+               "plain_start": starts["plain"]}
+    lines += ["", *table(["side", "median wall", "session start"],
+                         [[names.get(side, side), seconds(wall),
+                           seconds(session[side]) if session.get(side) is not None else "-"]
+                          for side, wall in walls.items()]), ""]
+    return lines
 
 
 def _noop_lines(result: dict, noop: dict) -> list[str]:

@@ -1,8 +1,14 @@
 """Part 6 of `make bench`, run cost: what a run costs beyond the work it has to do.
 
-- no-op: the demo's `dbt run` after everything is built, so nothing is new (bench/run_cost/noop_run.py),
-  against a bare Spark session start plus `show tables` (bench/run_cost/session_start.py); fresh
-  processes in the order A B A B ..., on one lakehouse, timed from here; each side's split in phases.
+- no-op: the demo's `dbt run` of its streaming and cdc models after everything is built, so
+  nothing is new (bench/run_cost/noop_run.py), against the project's session start plus `show
+  tables` (bench/run_cost/session_start.py), the same without the class-data archive (the JVM
+  before python_runners/runtime/jvm_options.py) and a plain PySpark session with Delta and Hive
+  (bench/run_cost/plain_start.py); fresh processes in the order A B C D A B C D ..., on one
+  lakehouse, timed from here; each side's split in phases.
+- 1% new: on the same lakehouse, 1,000,000 recordings of history landed and run once, then a
+  fresh `dbt run` with 10,000 new against a fresh one with nothing new, alternating.
+- cdc: `python -m bench.cdc` with 1,000 changes per batch into 1,000,000 keys.
 - 1% new and first run over history: part 1's results (bench/recompute/).
 - dbt vs hand-written: part 2's results (bench/overhead/).
 Parts 1 and 2 are measured here only when this run did not measure them already.
@@ -13,28 +19,65 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from bench.harness.child_process import alternating_pairs, module_command, run_child, timed_child
+from bench.harness.child_process import alternating_pairs, child_run, module_command, run_child, timed_child
 from bench.harness.fresh_lakehouse import empty_folder
 from bench.harness.run import Run
+from python_runners.runtime.jvm_options import SHARING_VARIABLE
 from python_runners.testing.separate_lakehouse import separate_lakehouse_env
 
-NOOP_SIDES = {"dbt_run": "bench.run_cost.noop_run", "session_start": "bench.run_cost.session_start"}
+NOOP_RUN = "bench.run_cost.noop_run"
+NOOP_SIDES = {"dbt_run": NOOP_RUN, "session_start": "bench.run_cost.session_start",
+              "session_start_no_archive": "bench.run_cost.session_start",
+              "plain_start": "bench.run_cost.plain_start"}
+SIDE_ENV = {"session_start_no_archive": {SHARING_VARIABLE: "off"}}
+STREAMING_MODELS = ["config.materialized:streaming_table", "config.materialized:cdc_table"]
+HISTORY_ROWS, NEW_ROWS = 1_000_000, 10_000
+CDC_KEYS, CDC_CHANGES = 1_000_000, 1_000
 
 
 def measure_noop(pairs: int, log_dir: Path) -> dict:
     lakehouse, target = empty_folder("run_cost_noop"), empty_folder("run_cost_noop_target")
     env = separate_lakehouse_env(lakehouse)
-    setup_s = run_child(module_command([NOOP_SIDES["dbt_run"], "--setup", "--target-path", str(target)]),
+    setup_s = run_child(module_command([NOOP_RUN, "--setup", "--target-path", str(target)]),
                         env, log_dir / "run_cost_noop_setup.log")
     print(f"  no-op setup (land a batch, `dbt build` of seed and models): {setup_s:.1f} s", flush=True)
 
     def run_side(side: str, module: str, pair: int) -> dict:
-        arguments = ["--target-path", str(target)] if side == "dbt_run" else []
-        return timed_child([module, *arguments], env, log_dir / f"run_cost_{side}_{pair}.log",
-                           target / f"{side}_{pair}.json")
+        arguments = {"dbt_run": ["--target-path", str(target), "--select", *STREAMING_MODELS],
+                     "plain_start": ["--folder", str(lakehouse / "plain")]}.get(side, [])
+        return timed_child([module, *arguments], {**env, **SIDE_ENV.get(side, {})},
+                           log_dir / f"run_cost_{side}_{pair}.log", target / f"{side}_{pair}.json")
 
     runs = alternating_pairs(NOOP_SIDES, pairs, "no-op pair", run_side)
-    return {"pairs": pairs, "setup_s": setup_s, "runs": runs}
+    one_pct = measure_one_pct(pairs, log_dir, env, target)
+    return {"pairs": pairs, "setup_s": setup_s, "runs": runs, "one_pct": one_pct}
+
+
+def measure_one_pct(pairs: int, log_dir: Path, env: dict, target: Path) -> dict:
+    """On the no-op's lakehouse: history landed and run (not measured), then fresh runs with 1%
+    new and with nothing new, alternating."""
+    history = [NOOP_RUN, "--target-path", str(target), "--select", *STREAMING_MODELS]
+    setup_s = run_child(module_command([*history, "--land-recordings", str(HISTORY_ROWS),
+                                        "--result", str(target / "history.json")]),
+                        env, log_dir / "run_cost_history.log")
+    print(f"  1% new setup ({HISTORY_ROWS:,} recordings landed and run): {setup_s:.1f} s", flush=True)
+
+    def run_side(side: str, module: str, pair: int) -> dict:
+        landing = ["--land-recordings", str(NEW_ROWS)] if side == "one_pct" else []
+        return timed_child([*history, *landing], env, log_dir / f"run_cost_{side}_{pair}.log",
+                           target / f"{side}_{pair}.json")
+
+    runs = alternating_pairs({"one_pct": NOOP_RUN, "noop": NOOP_RUN}, pairs, "1% new pair", run_side)
+    return {"history_rows": HISTORY_ROWS, "new_rows": NEW_ROWS, "setup_s": setup_s, "runs": runs}
+
+
+def measure_cdc(log_dir: Path) -> dict:
+    """1,000 changes a batch into 1,000,000 keys, SCD1 and SCD2 (bench/cdc/)."""
+    result = log_dir / "run_cost_cdc.json"
+    wall_s, found = child_run(["bench.cdc", "--keys", str(CDC_KEYS), "--changed-keys", str(CDC_CHANGES),
+                               "--batches", "3", "--no-doc"], log_dir / "run_cost_cdc.log", result)
+    print(f"  cdc: {CDC_CHANGES:,} changes into {CDC_KEYS:,} keys: {wall_s:.1f} s", flush=True)
+    return found
 
 
 def measure_run_cost(
@@ -45,7 +88,8 @@ def measure_run_cost(
     each of them (as `recompute` and `overhead`) where it did not."""
     run = Run(command, quick=quick)
     result = run.record
-    result.update({"noop": measure_noop(noop_pairs, log_dir), "measured_here": []})
+    result.update({"noop": measure_noop(noop_pairs, log_dir), "cdc_1k": measure_cdc(log_dir),
+                   "measured_here": []})
     for name in ("recompute", "overhead"):
         if earlier.get(name):
             result[name] = earlier[name]

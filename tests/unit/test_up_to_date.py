@@ -1,0 +1,133 @@
+"""The up-to-date decision (lifecycle/up_to_date.py) on checkpoints and inputs written as Spark and
+Delta write them, in local folders: no JVM (local paths are read without one)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from python_runners.runtime.delta import hadoop_fs, plans
+from python_runners.runtime.delta.plans import StreamingInput
+from python_runners.runtime.lifecycle import up_to_date
+from python_runners.runtime.lifecycle.checkpoint_log import files_seen
+
+METADATA = {"batchWatermarkMs": 0, "batchTimestampMs": 1, "conf": {}}
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def delta_table(root: Path, latest: int) -> str:
+    for version in range(latest + 1):
+        write(root / "_delta_log" / f"{version:020d}.json", "{}")
+    write(root / "_delta_log" / f"{latest:020d}.crc", "{}")
+    return f"file:{root}"
+
+
+def delta_offset(version: int, index: int = -1, starting: bool = False) -> dict:
+    return {"sourceVersion": 1, "reservoirId": "t1", "reservoirVersion": version, "index": index,
+            "isStartingVersion": starting}
+
+
+def file_log(checkpoint: Path, source: int, batch: int, paths: list[str], name: str | None = None) -> None:
+    lines = ["v1", *(json.dumps({"path": path, "timestamp": 1, "batchId": batch}) for path in paths)]
+    write(checkpoint / "sources" / str(source) / (name or str(batch)), "\n".join(lines))
+
+
+def checkpoint_at(checkpoint: Path, batch: int, offsets: list, committed: bool = True,
+                  metadata: dict = METADATA, next_watermark: int = 0) -> str:
+    lines = ["v1", json.dumps(metadata), *(json.dumps(o) if o is not None else "-" for o in offsets)]
+    write(checkpoint / "offsets" / str(batch), "\n".join(lines))
+    if committed:
+        write(checkpoint / "commits" / str(batch), "v1\n" + json.dumps({"nextBatchWatermarkMs": next_watermark}))
+    return str(checkpoint)
+
+
+@pytest.fixture
+def inputs(monkeypatch):
+    """The query's inputs, as the plan would give them."""
+    found: list[StreamingInput] = []
+    monkeypatch.setattr(plans, "streaming_inputs", lambda frame: found)
+    return found
+
+
+def test_a_delta_input_read_through_its_latest_version_is_up_to_date(tmp_path, inputs):
+    inputs.append(StreamingInput("delta", delta_table(tmp_path / "table", latest=3)))
+    checkpoint = checkpoint_at(tmp_path / "cp", 5, [delta_offset(4)])
+    decided = up_to_date.nothing_new(None, checkpoint, None)
+    assert decided is not None and decided.batch_id == 5
+
+
+@pytest.mark.parametrize("offset", [
+    delta_offset(3),                      # version 3 not read yet
+    delta_offset(3, index=7),             # inside version 3
+    delta_offset(4, starting=True),       # inside the initial snapshot
+    {"logOffset": 1},                     # not a Delta offset at all
+], ids=["new-version", "inside-a-version", "initial-snapshot", "other-kind"])
+def test_a_delta_input_with_anything_left_starts_the_query(tmp_path, inputs, offset):
+    inputs.append(StreamingInput("delta", delta_table(tmp_path / "table", latest=3)))
+    assert up_to_date.nothing_new(None, checkpoint_at(tmp_path / "cp", 5, [offset]), None) is None
+
+
+def test_a_batch_planned_and_not_committed_starts_the_query(tmp_path, inputs):
+    inputs.append(StreamingInput("delta", delta_table(tmp_path / "table", latest=3)))
+    checkpoint_at(tmp_path / "cp", 5, [delta_offset(4)])
+    checkpoint = checkpoint_at(tmp_path / "cp", 6, [delta_offset(4)], committed=False)
+    assert up_to_date.nothing_new(None, checkpoint, None) is None
+
+
+def test_a_moved_watermark_starts_a_stateful_query_only(tmp_path, inputs):
+    inputs.append(StreamingInput("delta", delta_table(tmp_path / "table", latest=3)))
+    checkpoint = checkpoint_at(tmp_path / "cp", 5, [delta_offset(4)], next_watermark=60_000)
+    assert up_to_date.nothing_new(None, checkpoint, None) is not None  # no state: nothing to emit
+    (tmp_path / "cp" / "state" / "0").mkdir(parents=True)
+    assert up_to_date.nothing_new(None, checkpoint, None) is None
+
+
+def test_a_file_input_is_up_to_date_while_every_file_in_its_folder_is_in_its_log(tmp_path, inputs):
+    folder = tmp_path / "landing"
+    first, second = write(folder / "a.json", "{}"), write(folder / "day=1" / "b.json", "{}")
+    write(folder / "_SUCCESS", ""), write(folder / ".a.json.crc", ""), write(folder / "c.json._COPYING_", "")
+    inputs.append(StreamingInput("json", str(folder)))
+    checkpoint = tmp_path / "cp"
+    file_log(checkpoint, 0, 0, [f"file://{first}"])
+    file_log(checkpoint, 0, 1, [f"file://{second}"])
+    assert up_to_date.nothing_new(None, checkpoint_at(checkpoint, 1, [{"logOffset": 1}]), None) is not None
+    write(folder / "d.json", "{}")
+    assert up_to_date.nothing_new(None, str(checkpoint), None) is None
+
+
+def test_a_lines_count_unlike_the_plans_inputs_starts_the_query(tmp_path, inputs):
+    inputs += [StreamingInput("delta", delta_table(tmp_path / "t", latest=3)), StreamingInput("kafka", None)]
+    assert up_to_date.nothing_new(None, checkpoint_at(tmp_path / "cp", 5, [delta_offset(4)]), None) is None
+
+
+def test_kafka_and_two_delta_inputs_out_of_order_start_the_query(tmp_path, inputs, monkeypatch):
+    inputs.append(StreamingInput("kafka", None))
+    assert up_to_date.nothing_new(None, checkpoint_at(tmp_path / "k", 5, [{"t": {"0": 5}}]), None) is None
+    inputs.clear()
+    inputs += [StreamingInput("delta", delta_table(tmp_path / "a", 3)), StreamingInput("delta", delta_table(tmp_path / "b", 3))]
+    monkeypatch.setattr(up_to_date.delta_log, "table_id", lambda spark, path: "other")
+    assert up_to_date.nothing_new(None, checkpoint_at(tmp_path / "d", 5, [delta_offset(4), delta_offset(4)]), None) is None
+    monkeypatch.setattr(up_to_date.delta_log, "table_id", lambda spark, path: "t1")
+    assert up_to_date.nothing_new(None, str(tmp_path / "d"), None) is not None
+
+
+def test_the_file_log_is_read_from_its_last_compaction_on(tmp_path):
+    checkpoint = tmp_path / "cp"
+    file_log(checkpoint, 2, 9, ["file:///x/0", "file:///x/9"], name="9.compact")
+    file_log(checkpoint, 2, 3, ["file:///x/3-deleted-by-compaction"])
+    file_log(checkpoint, 2, 10, ["file:///x/10"])
+    file_log(checkpoint, 2, 11, ["file:///x/11-not-yet"])
+    assert files_seen(None, str(checkpoint), 2, 10) == ["file:///x/0", "file:///x/9", "file:///x/10"]
+
+
+def test_every_spelling_of_a_local_file_is_the_same_file():
+    assert hadoop_fs.file_key("file:///x/a b.json") == hadoop_fs.file_key("file:/x/a%20b.json")
+    assert hadoop_fs.file_key("s3a://bucket/x") != hadoop_fs.file_key("file:/x")
+    assert hadoop_fs.local_path("s3a://bucket/x") is None and hadoop_fs.local_path("/x") == "/x"

@@ -101,6 +101,14 @@ def test_progress_older_than_the_retention_is_deleted(spark, monkeypatch):
     kept = [r.batch_id for r in spark.sql(f"select batch_id from {table} order by batch_id").collect()]
     assert kept == [2, 3]
 
+    # The next process's flush within a day deletes nothing (each DELETE is a Spark job and a commit).
+    progress_table.append(spark, [progress_table.progress_row(batch(4, 30))])
+    later = ProgressRecorder()
+    later.record(batch(5, 0.1))
+    assert later.flush(spark) == 1
+    kept = [r.batch_id for r in spark.sql(f"select batch_id from {table} order by batch_id").collect()]
+    assert kept == [2, 3, 4, 5]
+
 
 def test_on_a_terminal_each_stream_is_one_row_redrawn_with_its_latest_batch():
     screen = io.StringIO()

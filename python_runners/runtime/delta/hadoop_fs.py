@@ -8,6 +8,8 @@ from urllib.parse import unquote, urlsplit
 
 from pyspark.sql import SparkSession
 
+from python_runners.runtime.delta.jvm_classes import jvm_class
+
 
 class DataFile(NamedTuple):
     path: str
@@ -16,14 +18,13 @@ class DataFile(NamedTuple):
 
 
 def _path_and_fs(spark: SparkSession, location: str):
-    jvm = spark.sparkContext._jvm
-    path = jvm.org.apache.hadoop.fs.Path(location)
+    path = jvm_class(spark, "org.apache.hadoop.fs.Path")(location)
     return path, path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
 
 
 def uri_path(spark: SparkSession, location: str) -> str:
     """The path part of a location as Hadoop reads it (`/landing/x` of `s3a://bucket/landing/x`)."""
-    return spark._jvm.org.apache.hadoop.fs.Path(location).toUri().getPath()
+    return jvm_class(spark, "org.apache.hadoop.fs.Path")(location).toUri().getPath()
 
 
 def exists(spark: SparkSession, location: str) -> bool:
@@ -58,7 +59,7 @@ def read_text(spark: SparkSession, location: str) -> str:
     path, fs = _path_and_fs(spark, location)
     stream = fs.open(path)
     try:
-        return spark.sparkContext._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
+        return jvm_class(spark, "org.apache.commons.io.IOUtils").toString(stream, "UTF-8")
     finally:
         stream.close()
 

@@ -13,11 +13,12 @@ from typing import Any, Optional
 from pyspark.sql import SparkSession
 
 from python_runners.runtime.delta import hadoop_fs
+from python_runners.runtime.delta.jvm_classes import jvm_class
 
 
 def at_path(spark: SparkSession, location: str) -> Any:
     """The log of the Delta table at `location` (Delta keeps one per location)."""
-    return spark._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, location)
+    return jvm_class(spark, "org.apache.spark.sql.delta.DeltaLog").forTable(spark._jsparkSession, location)
 
 
 def latest_commit(spark: SparkSession, log: Any) -> tuple[int, int]:
@@ -45,8 +46,8 @@ def property_and_transaction(
 
 def current(spark: SparkSession, log: Any) -> Any:
     """The log's snapshot as of now (Delta lists the log folder for commits since it last looked)."""
-    jvm = spark._jvm
-    return log.update(False, jvm.scala.Option.empty(), jvm.scala.Option.empty())
+    none = jvm_class(spark, "scala.Option").empty()
+    return log.update(False, none, none)
 
 
 def version_listed(spark: SparkSession, location: str) -> int:

@@ -19,6 +19,7 @@ from pyspark.sql.types import StructType
 from py4j.protocol import Py4JJavaError
 
 from python_runners.runtime.delta import hadoop_fs
+from python_runners.runtime.delta.jvm_classes import jvm_class
 from python_runners.runtime.delta.log import at_path, current
 from python_runners.runtime.errors import StreamingModelError
 
@@ -161,7 +162,7 @@ def version_with_user_metadata(spark: SparkSession, table: str, after: int, text
 
 def _versioned_commit_infos(spark: SparkSession, log: Any, version: int):
     """(version, commitInfo) of each commit after `version`, read lazily from the log's files."""
-    changes = log.getChanges(version + 1, spark._jvm.scala.Option.empty(), False)
+    changes = log.getChanges(version + 1, jvm_class(spark, "scala.Option").empty(), False)
     while changes.hasNext():
         commit = changes.next()
         actions = commit._2()
@@ -174,11 +175,10 @@ def _versioned_commit_infos(spark: SparkSession, log: Any, version: int):
 
 def _delta_log(spark: SparkSession, table: str):
     """The table's DeltaLog (cached by Delta per location), None when the catalog has no such table."""
-    jvm = spark._jvm
     session = spark._jsparkSession
     try:
         identifier = session.sessionState().sqlParser().parseTableIdentifier(table)
-        return jvm.org.apache.spark.sql.delta.DeltaLog.forTable(session, identifier)
+        return jvm_class(spark, "org.apache.spark.sql.delta.DeltaLog").forTable(session, identifier)
     except (PySparkException, Py4JJavaError) as error:
         if any(marker in str(error) for marker in _NOT_FOUND):
             return None

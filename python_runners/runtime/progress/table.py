@@ -2,18 +2,22 @@
 
 `select * from _stream_progress` (the default table, `default._stream_progress`; env
 `STREAM_PROGRESS_TABLE` names another). Rows older than `STREAM_PROGRESS_RETENTION_DAYS` (default
-7) are deleted once per process, so the table stays bounded.
+7) are deleted at most once a day (by the first process that writes the table after a day), so
+the table stays bounded.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping, Optional
 
 from pyspark.sql import SparkSession, functions
 
+from python_runners.runtime.delta import hadoop_fs
+from python_runners.runtime.delta import tables as delta_tables
 from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.runtime.progress import batch_notes
 from python_runners.runtime.progress.batch import BatchProgress, model_of
@@ -22,6 +26,8 @@ TABLE_VARIABLE = "STREAM_PROGRESS_TABLE"
 RETENTION_VARIABLE = "STREAM_PROGRESS_RETENTION_DAYS"
 DEFAULT_TABLE = "default._stream_progress"
 DEFAULT_RETENTION_DAYS = 7
+RETENTION_MARKER = "_retention_applied_at"
+RETENTION_EVERY_SECONDS = 86_400
 
 # The expectations' counts (null for a model without expectations): rows checked, rows left out
 # by drop rules, rows quarantined, and per expectation its action and failures. Per expectation,
@@ -153,10 +159,24 @@ def _json_row(row: tuple, columns) -> dict:
     }
 
 
-def delete_older_than(spark: SparkSession, days: float, name: Optional[str] = None) -> None:
+def delete_older_than(spark: SparkSession, days: float, name: Optional[str] = None) -> bool:
+    """Delete the rows older than `days`, at most once a day: a DELETE is a Spark job and a
+    commit, seconds in a short command, and a day's rows are few. When it last ran is a marker
+    file in the table's folder (a name Delta leaves alone). True if it ran."""
     name = name or table_name()
-    if spark.catalog.tableExists(name):
-        spark.sql(
-            f"delete from {name} where batch_timestamp < "
-            f"current_timestamp() - make_dt_interval(0, 0, 0, {days * 86400})"
-        )
+    if not spark.catalog.tableExists(name):
+        return False
+    marker = f"{delta_tables.location(spark, name)}/{RETENTION_MARKER}"
+    now = time.time()
+    if hadoop_fs.exists(spark, marker):
+        try:
+            if now - float(hadoop_fs.read_text(spark, marker)) < RETENTION_EVERY_SECONDS:
+                return False
+        except ValueError:
+            pass  # unreadable: delete, and write it again
+    spark.sql(
+        f"delete from {name} where batch_timestamp < "
+        f"current_timestamp() - make_dt_interval(0, 0, 0, {days * 86400})"
+    )
+    hadoop_fs.write_text(spark, marker, repr(now))
+    return True

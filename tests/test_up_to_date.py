@@ -129,6 +129,11 @@ def test_a_run_with_nothing_new_starts_no_query_and_new_input_still_streams(dbt,
         f"where up_to_date and model in ('bronze_events', 'silver_events', 'gold_kinds')"
     ).collect()
     assert {row.model for row in recorded} == set(PIPELINE) and all(row.num_input_rows == 0 for row in recorded)
+    # Said once per batch: a model still up to date since the same batch adds no row (no commit).
+    assert len(recorded) == len({(row.model, row.batch_id) for row in recorded})
+    assert dbt("run", project_dir=project).success
+    assert spark.sql(f"select count(*) from {progress_table.table_name()} where up_to_date "
+                     "and model in ('bronze_events', 'silver_events', 'gold_kinds')").first()[0] == len(recorded)
 
     # One new file: every model downstream of it streams it, none twice.
     land(lakehouse, "2.json", [(3, "a", "2026-01-01T00:02:00")])

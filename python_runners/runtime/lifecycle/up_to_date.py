@@ -31,6 +31,9 @@ from python_runners.runtime.delta.plans import StreamingInput
 from python_runners.runtime.lifecycle.checkpoint_log import COMMITS, OFFSETS, entry, files_seen, last_batch, offset
 
 DELTA_BASE_INDEX = -1  # Delta's offset index meaning "before the version's first file"
+# In the checkpoint's folder (Spark reads only its own entries there): the last batch whose
+# "up to date since" row the progress table has, so that idle runs after the first add no row.
+RECORDED_MARKER = "up_to_date_recorded"
 
 
 @dataclass(frozen=True)
@@ -98,3 +101,13 @@ def _delta_unchanged(spark: SparkSession, path: str, position: dict, check_table
 
 def _is_glob(path: str) -> bool:
     return any(character in path for character in "*?[{")
+
+
+def already_recorded(spark: SparkSession, checkpoint: str, batch_id: int) -> bool:
+    """Whether the progress table already says the query is up to date since `batch_id`."""
+    marker = f"{checkpoint.rstrip('/')}/{RECORDED_MARKER}"
+    return hadoop_fs.exists(spark, marker) and hadoop_fs.read_text(spark, marker).strip() == str(batch_id)
+
+
+def mark_recorded(spark: SparkSession, checkpoint: str, batch_id: int) -> None:
+    hadoop_fs.write_text(spark, f"{checkpoint.rstrip('/')}/{RECORDED_MARKER}", str(batch_id))

@@ -39,6 +39,7 @@ class ProgressRecorder(StreamingQueryListener):
         self._lock = threading.Condition()
         self._flush_lock = threading.Lock()
         self._pending: list[tuple] = []
+        self._once_written: list[Callable[[SparkSession], None]] = []
         self._heard: dict[str, int] = {}  # run id -> last batch id heard
         self._latest: dict[str, BatchProgress] = {}  # query name -> its last batch
         self._expectation_totals: dict[str, ExpectationCounts] = {}  # query name -> summed
@@ -78,11 +79,13 @@ class ProgressRecorder(StreamingQueryListener):
             on_batch(batch)
 
     def record_up_to_date(self, query_name: str, batch_id: int, check_seconds: float,
-                          inputs: tuple[str, ...]) -> None:
-        """A model that had nothing new and started no query: a row of its own in the table."""
+                          inputs: tuple[str, ...], once_written: Callable[[SparkSession], None]) -> None:
+        """A model that had nothing new and started no query: a row of its own in the table;
+        `once_written` is called when the table has it."""
         row = progress_table.up_to_date_row(query_name, batch_id, round(check_seconds * 1000), inputs)
         with self._lock:
             self._pending.append(row)
+            self._once_written.append(once_written)
 
     def onQueryIdle(self, event: Any) -> None:
         pass
@@ -118,12 +121,16 @@ class ProgressRecorder(StreamingQueryListener):
         with self._flush_lock:
             with self._lock:
                 rows, self._pending = self._pending, []
+                once_written, self._once_written = self._once_written, []
             try:
                 written = progress_table.append(spark, rows)
             except Exception:
                 with self._lock:  # keep them for the next flush rather than lose them
                     self._pending = rows + self._pending
+                    self._once_written = once_written + self._once_written
                 raise
+            for callback in once_written:
+                callback(spark)
             if written and not self._retention_applied:
                 progress_table.delete_older_than(
                     spark, self._retention_days or progress_table.retention_days()

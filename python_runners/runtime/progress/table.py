@@ -45,7 +45,8 @@ COLUMNS = (
     # a cdc_table's batch: changes a tie on sequence_by left out (null for other models)
     (batch_notes.CDC_CHANGES_TIED, "bigint"),
     # true: no batch, the model had nothing new since batch_id and started no query
-    # (lifecycle/up_to_date.py); batch_duration_ms is then how long finding that out took
+    # (lifecycle/up_to_date.py), said once per batch_id; batch_duration_ms is then how long
+    # finding that out took
     ("up_to_date", "boolean"),
 )
 SCHEMA = ", ".join(f"{column} {kind}" for column, kind in COLUMNS)

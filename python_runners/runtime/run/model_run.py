@@ -69,7 +69,11 @@ def run_streaming_model(
         changed = query_changes.check(write.model, write.config.on_query_change, write.config.query, before.properties)
     idle = None if redeployed or not before.exists else _nothing_new(spark, write, corrupt_lines)
     if idle is not None:
-        run.recorder.record_up_to_date(write.query_name, idle.batch_id, idle.seconds, idle.inputs)
+        if not up_to_date.already_recorded(spark, write.checkpoint, idle.batch_id):
+            run.recorder.record_up_to_date(
+                write.query_name, idle.batch_id, idle.seconds, idle.inputs,
+                once_written=lambda spark: up_to_date.mark_recorded(spark, write.checkpoint, idle.batch_id),
+            )
         summary, properties = StreamSummary(write.model, 0, 0, 0, 0.0, running=False, up_to_date=idle), before.properties
     else:
         summary, properties = _catch_up(spark, run, write, corrupt_lines, before, progress)

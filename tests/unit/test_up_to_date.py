@@ -22,8 +22,10 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def delta_table(root: Path, latest: int) -> str:
-    for version in range(latest + 1):
+def delta_table(root: Path, latest: int, table_id: str = "t1") -> str:
+    write(root / "_delta_log" / f"{0:020d}.json", "\n".join([
+        json.dumps({"commitInfo": {}}), json.dumps({"metaData": {"id": table_id}})]))
+    for version in range(1, latest + 1):
         write(root / "_delta_log" / f"{version:020d}.json", "{}")
     write(root / "_delta_log" / f"{latest:020d}.crc", "{}")
     return f"file:{root}"
@@ -107,15 +109,19 @@ def test_a_lines_count_unlike_the_plans_inputs_starts_the_query(tmp_path, inputs
     assert up_to_date.nothing_new(None, checkpoint_at(tmp_path / "cp", 5, [delta_offset(4)]), None) is None
 
 
-def test_kafka_and_two_delta_inputs_out_of_order_start_the_query(tmp_path, inputs, monkeypatch):
+def test_kafka_and_a_delta_input_that_is_another_table_or_gone_start_the_query(tmp_path, inputs):
     inputs.append(StreamingInput("kafka", None))
     assert up_to_date.nothing_new(None, checkpoint_at(tmp_path / "k", 5, [{"t": {"0": 5}}]), None) is None
-    inputs.clear()
-    inputs += [StreamingInput("delta", delta_table(tmp_path / "a", 3)), StreamingInput("delta", delta_table(tmp_path / "b", 3))]
-    monkeypatch.setattr(up_to_date.delta_log, "table_id", lambda spark, path: "other")
-    assert up_to_date.nothing_new(None, checkpoint_at(tmp_path / "d", 5, [delta_offset(4), delta_offset(4)]), None) is None
-    monkeypatch.setattr(up_to_date.delta_log, "table_id", lambda spark, path: "t1")
-    assert up_to_date.nothing_new(None, str(tmp_path / "d"), None) is not None
+    inputs[:] = [StreamingInput("delta", delta_table(tmp_path / "a", 3)),
+                 StreamingInput("delta", delta_table(tmp_path / "b", 3, table_id="t2"))]
+    both = [delta_offset(4), {**delta_offset(4), "reservoirId": "t2"}]
+    assert up_to_date.nothing_new(None, checkpoint_at(tmp_path / "d", 5, both), None) is not None
+    inputs.reverse()  # each line held against the other table: ids differ
+    assert up_to_date.nothing_new(None, str(tmp_path / "d"), None) is None
+    inputs[:] = [StreamingInput("delta", delta_table(tmp_path / "made_again", 1, table_id="new"))]
+    assert up_to_date.nothing_new(None, checkpoint_at(tmp_path / "e", 5, [delta_offset(4)]), None) is None
+    inputs[:] = [StreamingInput("delta", f"file:{tmp_path / 'gone'}")]
+    assert up_to_date.nothing_new(None, str(tmp_path / "e"), None) is None
 
 
 def test_the_file_log_is_read_from_its_last_compaction_on(tmp_path):

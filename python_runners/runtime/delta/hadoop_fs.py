@@ -28,6 +28,9 @@ def uri_path(spark: SparkSession, location: str) -> str:
 
 
 def exists(spark: SparkSession, location: str) -> bool:
+    local = _local(spark, location)
+    if local is not None:
+        return os.path.exists(local)
     path, fs = _path_and_fs(spark, location)
     return bool(fs.exists(path))
 
@@ -52,7 +55,7 @@ def delete(spark: SparkSession, location: str) -> None:
 
 
 def read_text(spark: SparkSession, location: str) -> str:
-    local = local_path(location)
+    local = _local(spark, location)
     if local is not None:  # one open() instead of five calls through Py4J
         with open(local, encoding="utf-8") as file:
             return file.read()
@@ -114,7 +117,7 @@ def rename(spark: SparkSession, source: str, target: str) -> None:
 def names_in(spark: SparkSession, location: str) -> list[str]:
     """As list_names, read without the JVM for a local folder (a Delta log of thousands of
     commits is as many calls through Py4J)."""
-    local = local_path(location)
+    local = _local(spark, location)
     if local is None:
         return list_names(spark, location)
     try:
@@ -127,7 +130,7 @@ def files_under(spark: SparkSession, location: str) -> list[str]:
     """Every file under a folder, at any depth, that Spark's file index would list (names
     starting with '.' or '_', but for partition folders such as `_x=1`, are skipped, as are files
     still being copied); as locations with their scheme. Empty when the folder does not exist."""
-    local = local_path(location)
+    local = _local(spark, location)
     if local is not None:
         found = []
         for folder, folders, files in os.walk(local):
@@ -153,6 +156,27 @@ def local_path(location: str) -> str | None:
     if parts.scheme in ("", "file") and not parts.netloc:
         return unquote(parts.path)
     return None
+
+
+def _local(spark: SparkSession | None, location: str) -> str | None:
+    """local_path, where Hadoop would read the location locally too: a path without a scheme is
+    on the default file system, which a cluster may set to HDFS."""
+    if urlsplit(location).scheme == "" and not _default_fs_is_local(spark):
+        return None
+    return local_path(location)
+
+
+def _default_fs_is_local(spark: SparkSession | None) -> bool:
+    if spark is None:  # read without a session: local files only
+        return True
+    key = id(spark.sparkContext)
+    if key not in _DEFAULT_FS_LOCAL:
+        default = spark.sparkContext._jsc.hadoopConfiguration().get("fs.defaultFS") or "file:///"
+        _DEFAULT_FS_LOCAL[key] = default.startswith("file:")
+    return _DEFAULT_FS_LOCAL[key]
+
+
+_DEFAULT_FS_LOCAL: dict[int, bool] = {}
 
 
 def file_key(location: str) -> tuple[str, str, str]:

@@ -8,6 +8,7 @@ handle.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Optional
 
 from pyspark.sql import SparkSession
@@ -59,5 +60,13 @@ def version_listed(spark: SparkSession, location: str) -> int:
 
 
 def table_id(spark: SparkSession, location: str) -> str:
-    """Delta's id of the table at `location`: what a stream reading it records in its offsets."""
+    """Delta's id of the table at `location`: what a stream reading it records in its offsets.
+    From its first commit's metaData while the log keeps that commit (one small file), else
+    from the table's state."""
+    first = f"{location.rstrip('/')}/_delta_log/{0:020d}.json"
+    if hadoop_fs.exists(spark, first):
+        for line in hadoop_fs.read_text(spark, first).splitlines():
+            action = json.loads(line) if line.strip() else {}
+            if "metaData" in action:
+                return str(action["metaData"]["id"])
     return str(current(spark, at_path(spark, location)).metadata().id())

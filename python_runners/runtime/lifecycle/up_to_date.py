@@ -9,7 +9,8 @@ are held against where each input is now:
 - a stateful query whose last commit moved the watermark on runs one more batch without data,
   which emits the windows that closed and evicts the state that expired;
 - a Delta input is read through the version after the last one the table has (Delta's offset
-  after a whole version is `(version + 1, index -1)`), found by listing its `_delta_log`;
+  after a whole version is `(version + 1, index -1)`), found by listing its `_delta_log`, and is
+  still the table the stream read (its id, from its first commit, is the offset's);
 - a file input has taken every file now under its folder into its log (`sources/<n>`);
 - any other input (Kafka, a rate source) may have news: its query starts.
 
@@ -60,9 +61,8 @@ def nothing_new(spark: SparkSession, checkpoint: str, frame: DataFrame) -> Optio
     offsets = planned[2:]
     if not inputs or len(inputs) != len(offsets):
         return None
-    several_delta = sum(found.format == "delta" for found in inputs) > 1
     for index, (found, line) in enumerate(zip(inputs, offsets)):
-        if not _unchanged(spark, checkpoint, index, found, offset(line), several_delta):
+        if not _unchanged(spark, checkpoint, index, found, offset(line)):
             return None
     return UpToDate(last, tuple(found.path or found.format for found in inputs),
                     round(time.perf_counter() - started, 4))
@@ -76,12 +76,11 @@ def _watermark_moved(planned: Sequence[str], committed: Sequence[str]) -> bool:
     return int(commit.get("nextBatchWatermarkMs", 0)) > int(metadata.get("batchWatermarkMs", 0))
 
 
-def _unchanged(spark: SparkSession, checkpoint: str, index: int, found: StreamingInput,
-               position, check_table_id: bool) -> bool:
+def _unchanged(spark: SparkSession, checkpoint: str, index: int, found: StreamingInput, position) -> bool:
     if not isinstance(position, dict) or found.path is None or _is_glob(found.path):
         return False
     if found.format == "delta":
-        return _delta_unchanged(spark, found.path, position, check_table_id)
+        return _delta_unchanged(spark, found.path, position)
     if "logOffset" in position:  # a file source
         seen = {hadoop_fs.file_key(path)
                 for path in files_seen(spark, checkpoint, index, int(position["logOffset"]))}
@@ -89,14 +88,15 @@ def _unchanged(spark: SparkSession, checkpoint: str, index: int, found: Streamin
     return False
 
 
-def _delta_unchanged(spark: SparkSession, path: str, position: dict, check_table_id: bool) -> bool:
+def _delta_unchanged(spark: SparkSession, path: str, position: dict) -> bool:
     if "reservoirVersion" not in position or position.get("isStartingVersion", True):
         return False
     if int(position.get("index", DELTA_BASE_INDEX)) != DELTA_BASE_INDEX:
         return False  # inside a version: the rest of its files may be still to read
-    if check_table_id and delta_log.table_id(spark, path) != position.get("reservoirId"):
-        return False  # another of the query's Delta inputs: the lines are not in the order read
-    return delta_log.version_listed(spark, path) < int(position["reservoirVersion"])
+    latest = delta_log.version_listed(spark, path)
+    if latest < 0 or delta_log.table_id(spark, path) != position.get("reservoirId"):
+        return False  # gone, or another table (made again under the path, or another input's line)
+    return latest < int(position["reservoirVersion"])
 
 
 def _is_glob(path: str) -> bool:

@@ -13,7 +13,8 @@ Where a change goes:
                  its materialisation's config and a line in config/settings.py; a new
                  materialisation a line in config/materializations.py
     lifecycle/   what happens to a model's table and checkpoint between runs: full refresh,
-                 checkpoint reset, redeploy and rollback, query changes
+                 checkpoint reset, redeploy and rollback, query changes, whether a model
+                 has anything new to run (up_to_date.py)
     delta/       Delta tables, their log and properties, Hadoop files, query plans: the only
                  modules, with session.py, that use py4j (`_jvm`, `_jsparkSession`, `_jdf`)
     sources/     streaming sources as temp views

@@ -78,6 +78,13 @@ def _fetch_jars(kafka_broker: bool) -> int:
         from python_runners.infra import maven as fetched
     for path in fetched.fetch():
         print(path)
+    if not kafka_broker:
+        from python_runners.runtime.jvm_options import build_class_data_archive
+
+        # Never fails the set-up: without the archive sessions only start slower.
+        archive = build_class_data_archive()
+        if archive:
+            print(archive)
     return 0
 
 

@@ -70,7 +70,8 @@ HANDLE_RULES: tuple[HandleRule, ...] = (
 )
 
 # The runtime's root: the face and what every room uses. Any other module lives in a room.
-ROOT_MODULES = ("__init__", "session", "errors", "lakehouse", "classpath", "metastore", "run_lock")
+ROOT_MODULES = ("__init__", "session", "errors", "lakehouse", "classpath", "metastore", "run_lock",
+                "jvm_options")
 ROOMS = {
     "config": "model config, settings; read without Spark",
     "lifecycle": "full refresh, checkpoints, reset, redeploy, query changes",

@@ -43,6 +43,7 @@ startup_seconds: Optional[float] = None
 # One build at a time: a build started in the background (start_in_background) and dbt's first
 # statement, or several dbt threads, all end up with the one session.
 _building = threading.RLock()
+_jvm_session_class = None
 
 
 def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str] = None) -> dict[str, str]:
@@ -219,4 +220,7 @@ def _make_active_in_this_thread(spark: SparkSession) -> None:
     Delta looks tables up through the JVM thread's active session; without it a streaming write
     started from a dbt worker thread sees a catalog table as a bare path and fails.
     """
-    spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)
+    global _jvm_session_class
+    if _jvm_session_class is None:  # looked up once: each dotted part is a round trip to the JVM
+        _jvm_session_class = spark._jvm.org.apache.spark.sql.SparkSession
+    _jvm_session_class.setActiveSession(spark._jsparkSession)

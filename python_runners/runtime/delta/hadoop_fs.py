@@ -41,7 +41,14 @@ def mkdirs(spark: SparkSession, location: str) -> None:
 
 
 def list_names(spark: SparkSession, location: str) -> list[str]:
-    """Names directly under a folder; empty when it does not exist."""
+    """Names directly under a folder; empty when it does not exist. A local folder is listed
+    without the JVM (a Delta log of thousands of commits is as many calls through Py4J)."""
+    local = _local(spark, location)
+    if local is not None:
+        try:
+            return os.listdir(local)
+        except FileNotFoundError:
+            return []
     path, fs = _path_and_fs(spark, location)
     if not fs.exists(path):
         return []
@@ -112,18 +119,6 @@ def rename(spark: SparkSession, source: str, target: str) -> None:
     target_path, _ = _path_and_fs(spark, target)
     if not fs.rename(source_path, target_path):
         raise OSError(f"Could not move {source} to {target}.")
-
-
-def names_in(spark: SparkSession, location: str) -> list[str]:
-    """As list_names, read without the JVM for a local folder (a Delta log of thousands of
-    commits is as many calls through Py4J)."""
-    local = _local(spark, location)
-    if local is None:
-        return list_names(spark, location)
-    try:
-        return os.listdir(local)
-    except FileNotFoundError:
-        return []
 
 
 def files_under(spark: SparkSession, location: str) -> list[str]:

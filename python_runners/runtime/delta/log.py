@@ -54,7 +54,7 @@ def current(spark: SparkSession, log: Any) -> Any:
 def version_listed(spark: SparkSession, location: str) -> int:
     """The latest version of the Delta table at `location` from one listing of its log folder
     (no state read, nothing cached); -1 when it has no commit."""
-    names = hadoop_fs.names_in(spark, f"{location.rstrip('/')}/_delta_log")
+    names = hadoop_fs.list_names(spark, f"{location.rstrip('/')}/_delta_log")
     versions = [int(name[:-5]) for name in names if name.endswith(".json") and name[:-5].isdigit()]
     return max(versions, default=-1)
 

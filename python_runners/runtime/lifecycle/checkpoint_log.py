@@ -25,7 +25,7 @@ def folder(checkpoint: str, log: str) -> str:
 
 def last_batch(spark: SparkSession, checkpoint: str, log: str) -> Optional[int]:
     """The newest batch in the checkpoint's `log` (OFFSETS or COMMITS); None when it has none."""
-    ids = [int(name) for name in hadoop_fs.names_in(spark, folder(checkpoint, log)) if name.isdigit()]
+    ids = [int(name) for name in hadoop_fs.list_names(spark, folder(checkpoint, log)) if name.isdigit()]
     return max(ids) if ids else None
 
 
@@ -50,7 +50,7 @@ def files_seen(spark: SparkSession, checkpoint: str, source: int, through_batch:
     `through_batch`, from its log under `sources/<source>`: the newest compaction at or before
     that batch (it holds every batch before it), then each batch after it."""
     log = f"{checkpoint.rstrip('/')}/sources/{source}"
-    names = hadoop_fs.names_in(spark, log)
+    names = hadoop_fs.list_names(spark, log)
     compacted = [int(name.split(".")[0]) for name in names
                  if name.endswith(".compact") and name.split(".")[0].isdigit()]
     start = max((batch for batch in compacted if batch <= through_batch), default=None)

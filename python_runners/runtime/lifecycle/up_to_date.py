@@ -55,7 +55,7 @@ def nothing_new(spark: SparkSession, checkpoint: str, frame: DataFrame) -> Optio
     if last is None or last_batch(spark, checkpoint, COMMITS) != last:
         return None
     planned, committed = entry(spark, checkpoint, OFFSETS, last), entry(spark, checkpoint, COMMITS, last)
-    if _watermark_moved(planned, committed) and hadoop_fs.names_in(spark, f"{checkpoint.rstrip('/')}/state"):
+    if _watermark_moved(planned, committed) and hadoop_fs.list_names(spark, f"{checkpoint.rstrip('/')}/state"):
         return None
     inputs = plans.streaming_inputs(frame)
     offsets = planned[2:]

@@ -77,6 +77,9 @@ _FACE = {
     # reset a checkpoint, keep the table: where the next run starts reading
     "reset_model_checkpoint": "lifecycle.checkpoint_reset",
     "apply_checkpoint_reset": ("lifecycle.checkpoint_reset", "apply_to_query"),
+    # a model with nothing new, told before its SQL is resolved
+    "query_inputs_key": ("lifecycle.query_inputs", "key_of"),
+    "up_to_date_before_resolving": "lifecycle.query_inputs",
     # blue/green redeploy: what a full refresh clears, and the rollback
     "forget_redeploy": ("lifecycle.redeploy", "forget"),
     "roll_back_model": "lifecycle.rollback",

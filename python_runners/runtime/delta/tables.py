@@ -231,3 +231,18 @@ def location(spark: SparkSession, table: str) -> str:
 def default_location(spark: SparkSession, table: str) -> str:
     schema, name = table.replace("`", "").split(".")[-2:]
     return f"{spark.catalog.getDatabase(schema).locationUri.rstrip('/')}/{name}"
+
+
+def catalog_location(spark: SparkSession, table: str) -> str | None:
+    """Where the catalog says a table's files are (one metastore lookup, no Delta log read);
+    None for a view, a table without a location or no such table."""
+    session = spark._jsparkSession
+    try:
+        identifier = session.sessionState().sqlParser().parseTableIdentifier(table)
+        found = session.sessionState().catalog().getTableMetadata(identifier)
+    except (PySparkException, Py4JJavaError):
+        return None
+    if str(found.tableType().name()).upper() == "VIEW":
+        return None
+    location = found.storage().locationUri()
+    return str(location.get()) if location.isDefined() else None

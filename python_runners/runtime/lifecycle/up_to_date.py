@@ -47,9 +47,13 @@ class UpToDate:
     seconds: float
 
 
-def nothing_new(spark: SparkSession, checkpoint: str, frame: DataFrame) -> Optional[UpToDate]:
-    """UpToDate when the query that `frame` starts from `checkpoint` would run no batch now;
-    None when it may have one to run (or this cannot be told without starting it)."""
+def nothing_new(
+    spark: SparkSession, checkpoint: str, frame: Optional[DataFrame] = None,
+    inputs: Optional[Sequence[StreamingInput]] = None,
+) -> Optional[UpToDate]:
+    """UpToDate when the query that `frame` starts from `checkpoint` (or one whose plan reads
+    `inputs`, in order) would run no batch now; None when it may have one to run (or this cannot
+    be told without starting it)."""
     started = time.perf_counter()
     last = last_batch(spark, checkpoint, OFFSETS)
     if last is None or last_batch(spark, checkpoint, COMMITS) != last:
@@ -57,7 +61,8 @@ def nothing_new(spark: SparkSession, checkpoint: str, frame: DataFrame) -> Optio
     planned, committed = entry(spark, checkpoint, OFFSETS, last), entry(spark, checkpoint, COMMITS, last)
     if _watermark_moved(planned, committed) and hadoop_fs.list_names(spark, f"{checkpoint.rstrip('/')}/state"):
         return None
-    inputs = plans.streaming_inputs(frame)
+    if inputs is None:
+        inputs = plans.streaming_inputs(frame)
     offsets = planned[2:]
     if not inputs or len(inputs) != len(offsets):
         return None

@@ -20,9 +20,10 @@ Ctrl-C is here.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import replace
-from typing import Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
@@ -33,7 +34,10 @@ from python_runners.runtime.config.triggers import Trigger
 from python_runners.runtime.delta import catalog as streaming_catalog
 from python_runners.runtime.delta import tables as delta_tables
 from python_runners.runtime.errors import StreamingError
-from python_runners.runtime.lifecycle import checkpoint_reset, checkpoints, query_changes, redeploy, up_to_date
+from python_runners.runtime.delta import plans
+from python_runners.runtime.lifecycle import (
+    checkpoint_reset, checkpoints, query_changes, query_inputs, redeploy, up_to_date,
+)
 from python_runners.runtime.progress.recorder import ProgressRecorder
 from python_runners.runtime.run.streaming_run import StreamingRun
 from python_runners.runtime.run.summary import StreamSummary, summarise
@@ -47,11 +51,14 @@ from python_runners.runtime.writes.streaming import StreamingWrite, start_stream
 
 
 def run_streaming_model(
-    spark: SparkSession, run: StreamingRun, write: StreamingWrite, corrupt_lines: Sequence[CorruptLines] = ()
+    spark: SparkSession, run: StreamingRun, write: StreamingWrite, corrupt_lines: Sequence[CorruptLines] = (),
+    known_up_to_date: Optional[up_to_date.UpToDate] = None, resolve_view: Callable[[], None] = lambda: None,
 ) -> StreamSummary:
     """Process everything available now; with a processing-time trigger then keep the stream running.
     `corrupt_lines`: the sources whose unreadable lines the model does not see, quarantined by
-    queries of their own, after the model's (writes/corrupt_lines.py).
+    queries of their own, after the model's (writes/corrupt_lines.py). `known_up_to_date`: found
+    from the query's remembered inputs before its SQL was resolved (lifecycle/query_inputs.py);
+    its view is then made by `resolve_view` only if the run needs it after all.
 
     Catching up is its own run-until-caught-up query, so that downstream models in the same
     `dbt run` see the data even while more keeps arriving (waiting for a processing-time query
@@ -60,22 +67,26 @@ def run_streaming_model(
     """
     started = time.monotonic()
     progress = run.listen(spark)
-    redeployed = _redeploy_if_due(spark, run, write)
+    resolve_view = _once(resolve_view)
+    redeployed = _redeploy_if_due(spark, run, write, resolve_view)
     before = delta_tables.snapshot(spark, write.target_table)
     if write.config.changes is not None and before.exists:
         write.config.changes.refuse_shape_change(write.target_table, before.properties)
     changed = None
     if before.exists and checkpoints.has_progress(spark, write.checkpoint):
         changed = query_changes.check(write.model, write.config.on_query_change, write.config.query, before.properties)
-    idle = None if redeployed or not before.exists else _nothing_new(spark, write, corrupt_lines)
-    if idle is not None:
+    idle = (None if redeployed or not before.exists
+            else known_up_to_date or _nothing_new(spark, write, corrupt_lines))
+    if idle is None:
+        resolve_view()
+    else:
         if not up_to_date.already_recorded(spark, write.checkpoint, idle.batch_id):
             run.recorder.record_up_to_date(
                 write.query_name, idle.batch_id, idle.seconds, idle.inputs,
                 once_written=lambda spark: up_to_date.mark_recorded(spark, write.checkpoint, idle.batch_id),
             )
         summary, properties = StreamSummary(write.model, 0, 0, 0, 0.0, running=False, up_to_date=idle), before.properties
-    else:
+    if idle is None:
         summary, properties = _catch_up(spark, run, write, corrupt_lines, before, progress)
         if summary.waiting_since_reset:
             return replace(summary, seconds=round(time.monotonic() - started, 3))
@@ -134,7 +145,10 @@ def _nothing_new(
 ) -> Optional[up_to_date.UpToDate]:
     """Whether neither the model's query nor its unreadable lines' queries would run a batch now
     (lifecycle/up_to_date.py)."""
-    idle = up_to_date.nothing_new(spark, write.checkpoint, spark.table(write.source_view))
+    inputs = plans.streaming_inputs(spark.table(write.source_view))
+    if write.inputs_key:
+        query_inputs.remember(spark, write.checkpoint, write.inputs_key, inputs, len(corrupt_lines))
+    idle = up_to_date.nothing_new(spark, write.checkpoint, inputs=inputs)
     for source_lines in corrupt_lines if idle is not None else ():
         companion = CorruptLinesWrite.beside(write, source_lines)
         if up_to_date.nothing_new(spark, companion.checkpoint, source_lines.frame(spark)) is None:
@@ -165,10 +179,13 @@ def failure(write: StreamingWrite | CorruptLinesWrite, error: BaseException) -> 
     return batch_errors.failure(write.model, write.checkpoint, error)
 
 
-def _redeploy_if_due(spark: SparkSession, run: StreamingRun, write: StreamingWrite) -> Optional[redeploy.Redeployed]:
+def _redeploy_if_due(
+    spark: SparkSession, run: StreamingRun, write: StreamingWrite, resolve_view: Callable[[], None]
+) -> Optional[redeploy.Redeployed]:
     pending = redeploy.due(spark, write)
     if pending is None:
         return None
+    resolve_view()
     built = run_streaming_model(spark, run, redeploy.beside(write))
     return redeploy.swap_in(spark, write, pending, built.output_rows)
 
@@ -208,3 +225,14 @@ def _stop_quietly(query: StreamingQuery) -> None:
         query.stop()
     except Exception:  # the query already failed; its error is the one to report
         pass
+
+
+def _once(action: Callable[[], None]) -> Callable[[], None]:
+    done = threading.Event()
+
+    def once() -> None:
+        if not done.is_set():
+            done.set()
+            action()
+
+    return once

@@ -36,6 +36,7 @@ class StreamingWrite(TableWrite):
     the temp view its query reads from."""
 
     source_view: str = ""
+    inputs_key: str = ""  # what its query's inputs are remembered under (lifecycle/query_inputs.py)
 
     @property
     def trigger(self) -> Trigger:

@@ -85,6 +85,10 @@ class SparkStreamingConnectionManager(SparkConnectionManager):
         # that it is not whoever comes first.
         self.source_views = runtime.SourceViews()
         self.streaming_run = runtime.StreamingRun.start()
+        # A streaming model's view, from create_stream_view to run_streaming_write: the key its
+        # inputs are remembered under, and when it was found up to date before its SQL was
+        # resolved, how to resolve it if the run needs it after all.
+        self.stream_views: dict[str, tuple[str, Any, Any]] = {}
         if _command_runs_sql():
             runtime.start_in_background(**_session_settings(self.profile.credentials))
 

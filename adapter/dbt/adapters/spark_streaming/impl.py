@@ -128,18 +128,29 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
         the streaming inputs that have its column; resolved and checked, nothing started. A
         pending checkpoint reset (not on a full refresh, which deletes it) sets where its
         streaming reads start. Returns the json/csv sources whose unreadable lines the model does
-        not see (it reads only their readable lines), for run_streaming_model to quarantine."""
+        not see (it reads only their readable lines), for run_streaming_model to quarantine. A
+        model whose remembered inputs have nothing new is left unresolved unless its run needs it."""
+        self._warn_of_ignored_constraints(config)
         if self.empty_run():
-            sql = runtime.without_empty_refs(sql)
-        elif not full_refresh:
-            sql = runtime.apply_checkpoint_reset(
-                self._spark(), config, sql, self.connections.source_views, runtime.Lakehouse.from_env()
-            )
+            return self._resolve_stream_view(config, runtime.without_empty_refs(sql), view)
+        key = "" if full_refresh else runtime.query_inputs_key(sql, self.connections.source_views)
+        idle = (key and config.trigger.runs_until_caught_up  # a served query starts from the view
+                and runtime.up_to_date_before_resolving(self._spark(), config.checkpoint, key, sql))
+        if idle:  # nothing new: resolved only if the run needs the view after all
+            self.connections.stream_views[view] = (key, idle, lambda: self._resolve_stream_view(config, sql, view))
+            return ()
+        reset = sql if full_refresh else runtime.apply_checkpoint_reset(
+            self._spark(), config, sql, self.connections.source_views, runtime.Lakehouse.from_env()
+        )
+        # a reset's reads are this run's only: its inputs are not remembered
+        self.connections.stream_views[view] = (key if reset == sql else "", None, None)
+        return self._resolve_stream_view(config, reset, view)
+
+    def _resolve_stream_view(self, config: runtime.ModelConfig, sql: str, view: str) -> tuple:
         self.connections.register_source_views(sql)
         sql, corrupt_lines = runtime.keep_corrupt_lines_out(
             self._spark(), config, sql, self.connections.source_views
         )
-        self._warn_of_ignored_constraints(config)
         runtime.create_stream_view(self._spark(), config, sql, view)
         return corrupt_lines
 
@@ -181,9 +192,12 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
         self, config: runtime.ModelConfig, source_view: str, target_table: str, corrupt_lines: Any = None
     ) -> dict:
         """`corrupt_lines`: what create_stream_view returned (their quarantine runs with the model)."""
-        write = runtime.StreamingWrite(config=config, target_table=target_table, source_view=source_view)
+        key, idle, resolve = self.connections.stream_views.pop(source_view, ("", None, None))
+        write = runtime.StreamingWrite(config=config, target_table=target_table, source_view=source_view,
+                                       inputs_key=key)
         summary = runtime.run_streaming_model(
-            self._spark(), self.connections.streaming_run, write, tuple(corrupt_lines or ())
+            self._spark(), self.connections.streaming_run, write, tuple(corrupt_lines or ()),
+            known_up_to_date=idle, resolve_view=resolve or (lambda: None),
         )
         self._stream_summaries.append(summary)
         return {**summary.__dict__, "message": summary.message(), "code": summary.code}
@@ -279,3 +293,4 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
     def stop_streams(self) -> list:
         """Stop every running query between batches (on-run-end hook of a failed run)."""
         return runtime.stop_all_streams(self._spark())
+

@@ -85,7 +85,8 @@ def measure_run_cost(
     earlier: dict, measure: dict[str, Callable[[], object]],
 ) -> dict:
     """`earlier`: this run's results of parts 1 and 2, where it measured them; `measure` measures
-    each of them (as `recompute` and `overhead`) where it did not."""
+    each of them (as `recompute` and `overhead`) where it did not, but in quick mode (within
+    about 10 minutes: the fixed cost alone)."""
     run = Run(command, quick=quick)
     result = run.record
     result.update({"noop": measure_noop(noop_pairs, log_dir), "cdc_1k": measure_cdc(log_dir),
@@ -93,7 +94,7 @@ def measure_run_cost(
     for name in ("recompute", "overhead"):
         if earlier.get(name):
             result[name] = earlier[name]
-        else:
+        elif not quick:
             print(f"  run cost: {name} ...", flush=True)
             result[name] = measure[name]()
             result["measured_here"].append(name)

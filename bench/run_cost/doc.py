@@ -60,8 +60,9 @@ def _fixed_cost_lines(result: dict) -> list[str]:
              "catalog, Delta's jars on `spark.jars`, Hive support, Derby) and `show tables`; D: B "
              "with `SPARK_CLASS_DATA_SHARING=off` (the JVM without the class-data archive of "
              "`python_runners/runtime/jvm_options.py`, as before it). 1% new: on the same lakehouse, "
-             f"{noop['one_pct']['history_rows']:,} recordings landed and run once (not measured), then "
-             f"a fresh `dbt run` of the same models after {noop['one_pct']['new_rows']:,} new "
+             f"{noop['one_pct']['history_rows']:,} recordings landed and run once through bronze_recordings, "
+             "silver_recordings and device_counts (complete mode; not measured), then "
+             f"a fresh `dbt run` of those three after {noop['one_pct']['new_rows']:,} new "
              "recordings landed (landing not timed) against a fresh one with nothing new, "
              f"alternating, {len(noop['one_pct']['runs']['noop'])} of each. CDC: `python -m bench.cdc "
              "--keys 1000000 --changed-keys 1000 --batches 3` (section 8's bench, 1,000 changes a batch).", ""]

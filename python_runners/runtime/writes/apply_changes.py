@@ -9,7 +9,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from python_runners.runtime.delta import tables as delta_tables
-from python_runners.runtime.config.cdc import ApplyChanges
+from python_runners.runtime.config.cdc import ApplyChanges, table_properties
 from python_runners.runtime.progress import batch_notes
 from python_runners.runtime.progress.batch import batches_of
 from python_runners.runtime.writes import sequence_ties
@@ -25,9 +25,11 @@ def create_tables_if_missing(
 ) -> None:
     """The model's table (its stored columns, and scd2's validity) and its tombstones."""
     delta_tables.create_if_missing(
-        spark, table, shape.table_schema(), partition_by, properties, exists=exists
+        spark, table, shape.table_schema(), partition_by, table_properties(properties), exists=exists
     )
-    delta_tables.create_if_missing(spark, shape.changes.tombstones_table(table), shape.tombstones_schema())
+    delta_tables.create_if_missing(
+        spark, shape.changes.tombstones_table(table), shape.tombstones_schema(), properties=table_properties()
+    )
 
 
 def apply_change_batch(batch: DataFrame, batch_id: int, app_id: str, table: str, shape: FeedShape) -> None:

@@ -161,6 +161,11 @@ def change_rows(batch: DataFrame, shape: FeedShape, batch_id: int) -> ChangeBatc
     return ChangeBatch(rows, counts.get("changes", 0), kinds.get("deletes", 0), kinds.get("truncated_at"), tied_in_batch)
 
 
+def observed_metrics(observation: Observation) -> dict:
+    """An observation's values, {} for a plan Spark knew to be empty (_metrics)."""
+    return _metrics(observation)
+
+
 def _metrics(observation: Observation) -> dict:
     """An observation's values; none for a batch Spark knew to be empty when planning it (a
     Delta commit without rows, say a table property set), whose observing step its optimizer

@@ -68,6 +68,25 @@ def source_already_materialized(spark: SparkSession) -> Iterator[None]:
             spark.conf.set(MATERIALIZE_SOURCE, before)
 
 
+ADAPTIVE = "spark.sql.adaptive.enabled"
+
+
+@contextmanager
+def planned_once(spark: SparkSession) -> Iterator[None]:
+    """A small batch's own steps planned whole, not stage by stage: adaptive execution runs each
+    shuffle stage of a query as a Spark job of its own (~0.1 s each on 2 cores) to re-plan after
+    it, which on a few thousand rows only adds jobs."""
+    before = spark.conf.get(ADAPTIVE, None)
+    spark.conf.set(ADAPTIVE, "false")
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(ADAPTIVE)
+        else:
+            spark.conf.set(ADAPTIVE, before)
+
+
 def release(checkpointed: DataFrame) -> None:
     """Free the checkpointed rows now rather than when the JVM's garbage collector gets to them
     (Spark's cleaner then drops them)."""

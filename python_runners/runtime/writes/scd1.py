@@ -15,13 +15,14 @@ the tombstones as they were before this batch either way.
 from __future__ import annotations
 
 from delta.tables import DeltaTable
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame, Observation, Window
 from pyspark.sql import functions as F
 
 from python_runners.runtime.writes.change_rows import (
-    DELETE, SEQ, TRUNCATE, ChangeBatch, FeedShape, literal,
+    DELETE, SEQ, TRUNCATE, ChangeBatch, FeedShape, literal, observed_metrics,
 )
 from python_runners.runtime.writes import sequence_ties
+from python_runners.runtime.writes.merge import planned_once
 from python_runners.runtime.writes.tombstones import remember_deletes
 from python_runners.runtime.writes.tombstones import tombstones as remembered
 
@@ -48,14 +49,18 @@ def apply_scd1(batch: ChangeBatch, shape: FeedShape, table: str, app_id: str, ba
     else:  # under 'fail' the MERGE finds them itself (below), with no read of the table of its own
         marked = latest.withColumn(sequence_ties.TIED, F.lit(False))
     upsert_at_a_delete = ~F.col(DELETE) & (F.col(SEQ) == F.col("__deleted_seq"))
-    source = (
-        marked.join(deleted, keys, "left")
-        .withColumn(sequence_ties.TIED, tied | F.coalesce(upsert_at_a_delete, F.lit(False)))
-        .filter(F.col(DELETE) | F.col("__deleted_seq").isNull() | (F.col(SEQ) > F.col("__deleted_seq")) | tied)
-        .drop("__deleted_seq")
-        .localCheckpoint(eager=True)
-    )
-    sequence_ties.settle(source, batch, shape, SEQ, app_id, batch_id)
+    observed = Observation(f"cdc_scd1_source_{batch_id}")
+    with planned_once(session):
+        source = (
+            marked.join(deleted, keys, "left")
+            .withColumn(sequence_ties.TIED, tied | F.coalesce(upsert_at_a_delete, F.lit(False)))
+            .filter(F.col(DELETE) | F.col("__deleted_seq").isNull() | (F.col(SEQ) > F.col("__deleted_seq")) | tied)
+            .drop("__deleted_seq")
+            .observe(observed, sequence_ties.tied_count())
+            .localCheckpoint(eager=True)
+        )
+        tied_with_table = int(observed_metrics(observed).get("tied_with_table") or 0)
+        sequence_ties.settle(source, batch, shape, SEQ, app_id, batch_id, tied_with_table)
     target_seq = shape.sequence_of("target")
     newer = (F.col(f"batch.{SEQ}") > target_seq) | F.col(f"batch.{sequence_ties.TIED}")
     merge = DeltaTable.forName(session, table).alias("target").merge(source.alias("batch"), _keys_match(keys))

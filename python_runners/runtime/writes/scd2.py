@@ -15,15 +15,16 @@ batch's transaction id, so a batch replayed after a crash changes nothing.
 from __future__ import annotations
 
 from delta.tables import DeltaTable
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame, Observation, Window
 from pyspark.sql import functions as F
 
-from python_runners.runtime.writes.change_rows import DELETE, SEQ, ChangeBatch, FeedShape
+from python_runners.runtime.writes.change_rows import DELETE, SEQ, ChangeBatch, FeedShape, observed_metrics
 from python_runners.runtime.progress import batch_notes
 from python_runners.runtime.writes import sequence_ties
+from python_runners.runtime.writes.merge import planned_once
 from python_runners.runtime.writes.tombstones import remember_deletes, tombstones
 
-_PRIORITY, _REMOVE = "__priority", "__remove"
+_PRIORITY, _REMOVE, _WAS_CURRENT = "__priority", "__remove", "__was_current"
 VERSIONS_CLOSED = "cdc_versions_closed"  # a batch's count of versions given an end (the run line)
 
 
@@ -35,26 +36,34 @@ def apply_scd2(batch: ChangeBatch, shape: FeedShape, table: str, app_id: str, ba
     keys, start, end = list(changes.keys), changes.start_at_column, changes.end_at_column
     columns = [*shape.stored, start, end]
     touched = rows.select(*keys).distinct()
-    # Read once: the history below reads the touched keys' versions five times over.
-    existing = session.table(table).join(F.broadcast(touched), keys, "left_semi").localCheckpoint(eager=True)
-    deleted = tombstones(session, shape, table).join(F.broadcast(touched), keys, "left_semi")
-    events, arriving = _events(rows, existing, deleted, shape)
-    sequence_ties.settle(arriving, batch, shape, SEQ, app_id, batch_id)
-    history = _history(events, shape)
-    source = (
-        history.select(*columns).subtract(existing.select(*columns)).withColumn(_REMOVE, F.lit(False))
-        .unionByName(
-            existing.select(*columns).join(history.select(*keys, start), [*keys, start], "left_anti")
-            .withColumn(_REMOVE, F.lit(True))
+    with planned_once(session):
+        # Read once: the history below reads the touched keys' versions five times over.
+        existing = session.table(table).join(F.broadcast(touched), keys, "left_semi").localCheckpoint(eager=True)
+        deleted = tombstones(session, shape, table).join(F.broadcast(touched), keys, "left_semi")
+        events, arriving = _events(rows, existing, deleted, shape)
+        sequence_ties.settle(arriving, batch, shape, SEQ, app_id, batch_id)
+        history = _history(events, shape)
+        # Counted on the way into the checkpoint: its rows, and the table's current versions it
+        # gives an end (closes).
+        current = existing.filter(F.col(end).isNull()).select(*keys, start, F.lit(True).alias(_WAS_CURRENT))
+        closes = ~F.col(_REMOVE) & F.col(end).isNotNull() & F.col(_WAS_CURRENT).isNotNull()
+        counted = Observation(f"cdc_scd2_source_{batch_id}")
+        source = (
+            history.select(*columns).subtract(existing.select(*columns)).withColumn(_REMOVE, F.lit(False))
+            .unionByName(
+                existing.select(*columns).join(history.select(*keys, start), [*keys, start], "left_anti")
+                .withColumn(_REMOVE, F.lit(True))
+            )
+            .join(current, [*keys, start], "left")
+            .observe(counted, F.count(F.lit(1)).alias("rows"), F.count(F.when(closes, 1)).alias("closed"))
+            .drop(_WAS_CURRENT)
+            .localCheckpoint(eager=True)
         )
-        .localCheckpoint(eager=True)
-    )
-    if source.isEmpty():  # repeats, or deletes of what was already deleted: only remembered
-        remember_deletes(batch, shape, table, app_id, batch_id)
-        return [rows, existing, source]
-    current = existing.filter(F.col(end).isNull()).select(*keys, start)
-    closed = source.filter(~F.col(_REMOVE) & F.col(end).isNotNull()).join(current, [*keys, start], "left_semi")
-    batch_notes.add(app_id, batch_id, VERSIONS_CLOSED, closed.count())
+        found = observed_metrics(counted)
+        if not found.get("rows"):  # repeats, or deletes of what was already deleted: only remembered
+            remember_deletes(batch, shape, table, app_id, batch_id)
+            return [rows, existing, source]
+        batch_notes.add(app_id, batch_id, VERSIONS_CLOSED, int(found.get("closed") or 0))
     match = F.col(f"target.`{start}`") == F.col(f"batch.`{start}`")
     for key in keys:
         match = match & (F.col(f"target.`{key}`") == F.col(f"batch.`{key}`"))

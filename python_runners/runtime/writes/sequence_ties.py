@@ -85,12 +85,21 @@ def with_table_ties(arriving: DataFrame, known: DataFrame, shape, seq: str, dele
     return arriving.join(tied, [*keys, seq], "left").withColumn(TIED, F.coalesce(F.col(TIED), F.lit(False)))
 
 
-def settle(source: DataFrame, batch, shape, seq: str, app_id: str, batch_id: int) -> None:
+def tied_count() -> Column:
+    """The changes marked TIED, as an aggregate: observed on the frame that checkpoints them, it
+    gives settle its count with no job of its own."""
+    return F.count(F.when(F.col(TIED), 1)).alias("tied_with_table")
+
+
+def settle(source: DataFrame, batch, shape, seq: str, app_id: str, batch_id: int,
+           tied_with_table: Optional[int] = None) -> None:
     """After the batch's changes were matched with the table's (a checkpointed `source` with
-    TIED): stop on a tie under 'fail'; else count every change a tie left out."""
+    TIED): stop on a tie under 'fail'; else count every change a tie left out. The count of
+    TIED is counted here unless already known (`tied_with_table`, observed: tied_count)."""
     keys = list(shape.changes.keys)
     with_table = source.filter(F.col(TIED))
-    tied_with_table = with_table.count()
+    if tied_with_table is None:
+        tied_with_table = with_table.count()
     if tied_with_table and shape.changes.on_sequence_tie == "fail":
         refuse(shape.changes.model, tied_with_table, "of this batch and the table",
                example(keys, seq, with_table))

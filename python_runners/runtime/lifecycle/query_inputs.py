@@ -30,12 +30,13 @@ from python_runners.runtime.lifecycle.up_to_date import UpToDate, nothing_new
 FILE = "query_inputs.json"
 
 
-def key_of(sql: str, source_views: Any) -> str:
-    """The SQL and the settings of the meta.stream sources it names (`source_views`: the run's
-    SourceViews)."""
+def key_of(sql: str, source_views: Any, config: Any = None) -> str:
+    """The SQL, the settings of the meta.stream sources it names (`source_views`: the run's
+    SourceViews) and the model's config (a contract or expectations given since are checked
+    against the resolved query)."""
     declared = source_views.streaming_sources()
     named = [repr(declared[view]) for view in source_views.named_in(sql) if view in declared]
-    return hashlib.sha256("\n".join([sql, *named]).encode()).hexdigest()
+    return hashlib.sha256("\n".join([sql, *named, repr(config)]).encode()).hexdigest()
 
 
 def remember(spark: SparkSession, checkpoint: str, key: str, inputs: Sequence[StreamingInput],

@@ -32,6 +32,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from python_runners.runtime.config.triggers import Trigger
 from python_runners.runtime.delta import catalog as streaming_catalog
+from python_runners.runtime.delta import constraints as delta_constraints
 from python_runners.runtime.delta import tables as delta_tables
 from python_runners.runtime.errors import StreamingError
 from python_runners.runtime.delta import plans
@@ -80,6 +81,8 @@ def run_streaming_model(
     if idle is None:
         resolve_view()
     else:
+        # as the write would before starting its query: a contract given since the last run
+        delta_constraints.add_missing(spark, write.target_table, write.config.contract)
         if not up_to_date.already_recorded(spark, write.checkpoint, idle.batch_id):
             run.recorder.record_up_to_date(
                 write.query_name, idle.batch_id, idle.seconds, idle.inputs,

@@ -133,7 +133,7 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
         self._warn_of_ignored_constraints(config)
         if self.empty_run():
             return self._resolve_stream_view(config, runtime.without_empty_refs(sql), view)
-        key = "" if full_refresh else runtime.query_inputs_key(sql, self.connections.source_views)
+        key = "" if full_refresh else runtime.query_inputs_key(sql, self.connections.source_views, config)
         idle = (key and config.trigger.runs_until_caught_up  # a served query starts from the view
                 and runtime.up_to_date_before_resolving(self._spark(), config.checkpoint, key, sql))
         if idle:  # nothing new: resolved only if the run needs the view after all

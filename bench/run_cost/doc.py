@@ -26,13 +26,7 @@ def run_cost_section(result: dict | None) -> list[str]:
         "What a run costs beyond the work it has to do. " + run_line(result)
         + (f" Quick mode: {result['quick']}." if result.get("quick") else ""), "",
     ]
-    lines += table(
-        ["figure", "value", "target", "met"],
-        [[f"`{figure}`", "-" if value is None else f"{value:.2f}", f"{target[0]} {target[1]:g}",
-          "not measured" if value is None else "yes" if run_cost_figures.is_met(figure, value)
-          else "no: " + run_cost_figures.holder(figure, result)]
-         for figure, value in found.items() for target in [run_cost_figures.TARGETS[figure]]],
-    )
+    lines += _figures_table(found, run_cost_figures.TARGETS, lambda figure: run_cost_figures.holder(figure, result))
     lines += ["", *_noop_lines(result, noop), *BEFORE, *_fixed_cost_lines(result)]
     measured_here = result.get("measured_here", [])
     if "recompute" in measured_here:
@@ -78,13 +72,8 @@ def _fixed_cost_lines(result: dict) -> list[str]:
              "recordings landed (landing not timed) against a fresh one with nothing new, "
              f"alternating, {len(noop['one_pct']['runs']['noop'])} of each. CDC: `python -m bench.cdc "
              "--keys 1000000 --changed-keys 1000 --batches 3` (section 8's bench, 1,000 changes a batch).", ""]
-    lines += table(
-        ["figure", "value", "target", "met"],
-        [[f"`{figure}`", "-" if value is None else f"{value:.2f}", f"{target[0]} {target[1]:g}",
-          "not measured" if value is None else "yes" if fixed_cost.is_met(figure, value)
-          else "no: " + fixed_cost.holder(figure, result)]
-         for figure, value in fixed_cost.figures(result).items() for target in [fixed_cost.TARGETS[figure]]],
-    )
+    lines += _figures_table(fixed_cost.figures(result), fixed_cost.TARGETS,
+                            lambda figure: fixed_cost.holder(figure, result))
     walls, starts = fixed_cost.side_walls(noop), fixed_cost.jvm_start_s(noop)
     names = {"dbt_run": "A: no-op `dbt run` (streaming and cdc models)",
              "session_start": "B: project session + `show tables`",
@@ -135,3 +124,14 @@ def _noop_lines(result: dict, noop: dict) -> list[str]:
         for index, (a, b) in enumerate(zip(result["noop"]["runs"]["dbt_run"],
                                            result["noop"]["runs"]["session_start"])))
         + f". Setup (not measured): {seconds(result['noop']['setup_s'])}.", ""]
+
+
+def _figures_table(found: dict, targets: dict, held_by) -> list[str]:
+    """Each figure against its target: met, not met and what holds it, or not measured."""
+    return table(
+        ["figure", "value", "target", "met"],
+        [[f"`{figure}`", "-" if value is None else f"{value:.2f}", f"{targets[figure][0]} {targets[figure][1]:g}",
+          "not measured" if value is None else "yes" if run_cost_figures.is_met(figure, value, targets)
+          else "no: " + held_by(figure)]
+         for figure, value in found.items()],
+    )

@@ -6,6 +6,7 @@ Pure functions of the part's JSON result (bench/run_cost/measure.py), so they ar
 from __future__ import annotations
 
 from statistics import median
+from typing import Callable
 
 from bench.harness.stats import medians, size_label
 from bench.overhead.report import overhead_summary
@@ -89,8 +90,8 @@ def summary_line(found: dict[str, float | None]) -> str:
     )
 
 
-def is_met(figure: str, value: float) -> bool:
-    comparison, target = TARGETS[figure]
+def is_met(figure: str, value: float, targets: dict = TARGETS) -> bool:
+    comparison, target = targets[figure]
     return value <= target if comparison == "<=" else value >= target
 
 
@@ -147,14 +148,21 @@ def holder(figure: str, result: dict) -> str:
 
 def target_lines(result: dict) -> list[str]:
     """A line per target: met, not met and which phases hold it, or not measured."""
+    return lines_per_target("run-cost", figures(result), TARGETS, lambda figure: holder(figure, result),
+                            " (quick mode)" if result.get("quick") else "")
+
+
+def lines_per_target(label: str, found: dict[str, float | None], targets: dict,
+                     held_by: Callable[[str], str], not_measured_note: str = "") -> list[str]:
+    """`bench <label>: <figure> <value> (target ...): met | NOT met; held by ... | not measured`."""
     lines = []
-    for figure, value in figures(result).items():
-        comparison, target = TARGETS[figure]
-        head = f"bench run-cost: {figure} {_ratio(value)} (target {comparison} {target:g}): "
+    for figure, value in found.items():
+        comparison, target = targets[figure]
+        head = f"bench {label}: {figure} {_ratio(value)} (target {comparison} {target:g}): "
         if value is None:
-            lines.append(head + "not measured in this run" + (" (quick mode)" if result.get("quick") else ""))
-        elif is_met(figure, value):
+            lines.append(head + "not measured in this run" + not_measured_note)
+        elif is_met(figure, value, targets):
             lines.append(head + "met")
         else:
-            lines.append(head + "NOT met; held by " + holder(figure, result))
+            lines.append(head + "NOT met; held by " + held_by(figure))
     return lines

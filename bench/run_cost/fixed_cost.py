@@ -17,6 +17,7 @@ from __future__ import annotations
 from statistics import median
 
 from bench.harness.stats import medians
+from bench.run_cost.figures import lines_per_target, noop_phases
 
 TARGETS = {  # figure -> (comparison, target)
     "noop_over_plain_start": ("<=", 1.0),
@@ -92,11 +93,6 @@ def summary_line(result: dict) -> str:
     )
 
 
-def is_met(figure: str, value: float) -> bool:
-    comparison, target = TARGETS[figure]
-    return value <= target if comparison == "<=" else value >= target
-
-
 def holder(figure: str, result: dict) -> str:
     """The phases that hold a figure over its target, with their seconds."""
     noop = result["noop"]
@@ -127,20 +123,8 @@ def holder(figure: str, result: dict) -> str:
 
 
 def _phases(run: dict) -> dict[str, float]:
-    phases = {key: run[key] for key in ("imports_s", "session_s", "query_s") if key in run}
-    if "dbt_s" in run:
-        phases["models_s"] = sum(run["models_s"].values())
-        phases["dbt_other_s"] = run["dbt_s"] - run["session_s"] - phases["models_s"] - run.get("hooks_s", 0.0)
-    return phases
+    return noop_phases(run, run["wall_s"])
 
 
 def target_lines(result: dict) -> list[str]:
-    lines = []
-    for figure, value in figures(result).items():
-        comparison, target = TARGETS[figure]
-        head = f"bench fixed-cost: {figure} {_value(value)} (target {comparison} {target:g}): "
-        if value is None:
-            lines.append(head + "not measured in this run")
-        else:
-            lines.append(head + ("met" if is_met(figure, value) else "NOT met; held by " + holder(figure, result)))
-    return lines
+    return lines_per_target("fixed-cost", figures(result), TARGETS, lambda figure: holder(figure, result))

@@ -7,11 +7,11 @@ What the no-op `dbt run` (bench/run_cost/noop_run.py) is held against: the proje
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 from bench.harness.child_process import seconds_since_spawn, spawned_at
+from bench.run_cost.plain_start import query_and_write_split
 from python_runners.runtime import session
 
 
@@ -23,13 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     imports_s = main_started - spawned_at()  # parsed first, so that --help works outside a benchmark
     spark = session.get_or_create_session()
     session_s = seconds_since_spawn() - imports_s
-    spark.sql("show tables").collect()
-    args.result.write_text(json.dumps({
-        "imports_s": imports_s,
-        "session_s": session_s,
-        "query_s": seconds_since_spawn() - imports_s - session_s,
-        "inside_s": seconds_since_spawn(),
-    }, indent=1))
+    query_and_write_split(spark, args.result, imports_s, session_s)
     return 0
 
 

@@ -8,8 +8,8 @@ from typing import Optional
 
 from pyspark.sql import SparkSession
 
-from python_runners.runtime.delta import hadoop_fs
 from python_runners.runtime.delta import tables as delta_tables
+from python_runners.runtime.lifecycle.checkpoint_log import OFFSETS, entry, last_batch
 
 # The version whose commit replaced the table's rows: readers not past it are rebuilt.
 REPLACED_AT = "streaming.replaced_at_version"
@@ -36,11 +36,10 @@ def upstream_replaced(spark: SparkSession, checkpoint: str, tables: tuple[str, .
 def delta_positions(spark: SparkSession, checkpoint: str) -> dict[str, tuple[int, bool]]:
     """Where the checkpoint's latest planned batch leaves each Delta input, by the table's Delta
     id: (version, whether it is within the snapshot the stream started from)."""
-    offsets = checkpoint.rstrip("/") + "/offsets"
-    batches = [int(name) for name in hadoop_fs.list_names(spark, offsets) if name.isdigit()]
-    if not batches:
+    last = last_batch(spark, checkpoint, OFFSETS)
+    if last is None:
         return {}
-    return positions_in_offsets(hadoop_fs.read_text(spark, f"{offsets}/{max(batches)}"))
+    return positions_in_offsets("\n".join(entry(spark, checkpoint, OFFSETS, last)))
 
 
 def positions_in_offsets(text: str) -> dict[str, tuple[int, bool]]:

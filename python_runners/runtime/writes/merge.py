@@ -57,15 +57,8 @@ def source_already_materialized(spark: SparkSession) -> Iterator[None]:
     """Delta copies a MERGE source that is not a plain Delta scan before its two passes, so both
     see the same rows; the checkpointed batch already is such a copy (a lost block fails the
     MERGE, it is never recomputed), and copying it again is one more job per batch."""
-    before = spark.conf.get(MATERIALIZE_SOURCE, None)
-    spark.conf.set(MATERIALIZE_SOURCE, "none")
-    try:
+    with _set_for_now(spark, MATERIALIZE_SOURCE, "none"):
         yield
-    finally:
-        if before is None:
-            spark.conf.unset(MATERIALIZE_SOURCE)
-        else:
-            spark.conf.set(MATERIALIZE_SOURCE, before)
 
 
 ADAPTIVE = "spark.sql.adaptive.enabled"
@@ -76,15 +69,22 @@ def planned_once(spark: SparkSession) -> Iterator[None]:
     """A small batch's own steps planned whole, not stage by stage: adaptive execution runs each
     shuffle stage of a query as a Spark job of its own (~0.1 s each on 2 cores) to re-plan after
     it, which on a few thousand rows only adds jobs."""
-    before = spark.conf.get(ADAPTIVE, None)
-    spark.conf.set(ADAPTIVE, "false")
+    with _set_for_now(spark, ADAPTIVE, "false"):
+        yield
+
+
+@contextmanager
+def _set_for_now(spark: SparkSession, key: str, value: str) -> Iterator[None]:
+    """The session's setting `key` at `value` inside the block, as it was after it."""
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, value)
     try:
         yield
     finally:
         if before is None:
-            spark.conf.unset(ADAPTIVE)
+            spark.conf.unset(key)
         else:
-            spark.conf.set(ADAPTIVE, before)
+            spark.conf.set(key, before)
 
 
 def release(checkpointed: DataFrame) -> None:

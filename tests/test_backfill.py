@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from python_runners.runtime.lifecycle import checkpoints
 from python_runners.testing import delta_log
 from python_runners.testing.landing import land_json_lines
 from dbt_results import failure_messages, node_results
@@ -66,8 +67,9 @@ def plausible(row: dict) -> bool:
 
 
 def checkpoint_files(checkpoint: Path) -> dict[str, bytes]:
-    return {str(path.relative_to(checkpoint)): path.read_bytes()
-            for path in sorted(checkpoint.rglob("*")) if path.is_file()}
+    """Spark's files in the checkpoint (the project's own bookkeeping beside them left out)."""
+    return {name: path.read_bytes() for path in sorted(checkpoint.rglob("*"))
+            if path.is_file() and checkpoints.is_sparks(name := str(path.relative_to(checkpoint)))}
 
 
 def cleaned_ids(spark) -> Counter:

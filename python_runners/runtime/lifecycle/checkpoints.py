@@ -11,12 +11,26 @@ from pyspark.sql import SparkSession
 
 from python_runners.runtime.delta import hadoop_fs
 from python_runners.runtime.errors import StreamingModelError
+from python_runners.runtime.lifecycle.query_inputs import FILE as QUERY_INPUTS
 from python_runners.runtime.lifecycle.reset_record import RECORD
+from python_runners.runtime.lifecycle.up_to_date import RECORDED_MARKER
+
+# The project's own files at a checkpoint folder's top, beside Spark's entries (Spark reads only
+# its own): a reset waiting to start, the inputs the query resolved to, the last idle batch recorded.
+OWN_ENTRIES = frozenset({RECORD, QUERY_INPUTS, RECORDED_MARKER})
 
 
 def has_progress(spark: SparkSession, location: str) -> bool:
     """True once a stream has planned at least one batch in the checkpoint."""
     return bool(hadoop_fs.list_names(spark, location.rstrip("/") + "/offsets"))
+
+
+def is_sparks(relative_path: str) -> bool:
+    """Whether a path inside a checkpoint folder is Spark's (or its checksum), not one of ours."""
+    name = relative_path.rstrip("/")
+    if name.startswith(".") and name.endswith(".crc"):
+        name = name[1:-len(".crc")]
+    return name not in OWN_ENTRIES
 
 
 def delete(spark: SparkSession, location: str) -> None:

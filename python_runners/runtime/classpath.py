@@ -30,3 +30,18 @@ def jar_paths() -> list[str]:
             "Maven Central once with `make setup` (or `python -m python_runners jars`)."
         )
     return jars
+
+
+def class_paths(master: str, driver_jars: list[str] | None = None) -> tuple[list[str], list[str]]:
+    """(spark.jars, the driver JVM's own class path) for a session on `master`; `driver_jars`:
+    what must be on the driver's class path whatever the master (a metastore's JDBC driver).
+
+    In local mode the jars go on the driver's class path, where the application class loader
+    loads them: their classes can then be kept in the class-data archive (Java archives none
+    that Spark's own jar loader loads), and the executor, in the same JVM, does not fetch a copy
+    of each jar through Spark's file server (about 0.5 s of every start). A cluster's executors
+    get them through spark.jars, as usual."""
+    jars = jar_paths()
+    if master.startswith("local"):
+        return [], list(dict.fromkeys([*(driver_jars or []), *jars]))
+    return jars, list(driver_jars or [])

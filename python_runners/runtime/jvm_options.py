@@ -36,7 +36,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
-from python_runners.runtime.classpath import JARS_DIR, PYSPARK_JARS, jar_paths
+from python_runners.runtime.classpath import JARS_DIR, PYSPARK_JARS, class_paths
 from python_runners.runtime.lakehouse import REPO_ROOT
 
 SHARING_VARIABLE = "SPARK_CLASS_DATA_SHARING"  # "off" (or 0/false/no): no archive; default on
@@ -161,7 +161,8 @@ def build_class_data_archive(environ: Mapping[str, str] = os.environ) -> Optiona
     if not sharing_on(environ):
         return None
     try:
-        target = archive_path(jar_paths(), None, environ)
+        spark_jars, driver_class_path = class_paths("local")  # the embedded default's, as the workload runs
+        target = archive_path(spark_jars, os.pathsep.join(driver_class_path), environ)
         if target.is_file():
             return target
         ARCHIVE_DIR.mkdir(parents=True, exist_ok=True)

@@ -19,13 +19,13 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Callable, Mapping, Optional
 
 from pyspark.logger import PySparkLogger
 from pyspark.sql import SparkSession
 
 from python_runners.runtime import run_lock
-from python_runners.runtime.classpath import jar_paths
+from python_runners.runtime.classpath import class_paths
 from python_runners.runtime.jvm_options import java_options
 from python_runners.runtime.lakehouse import Lakehouse
 from python_runners.runtime.metastore import configured_url, derby_java_options, metastore_conf
@@ -48,12 +48,14 @@ _jvm_session_class = None
 
 def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str] = None) -> dict[str, str]:
     metastore = lakehouse.metastore
-    jars = jar_paths()
     catalog = metastore_conf(metastore, metastore_url)
+    driver_jars = catalog.pop("spark.driver.extraClassPath", "")
+    jars, driver_class_path = class_paths(master, driver_jars.split(os.pathsep) if driver_jars else [])
     return {
         "spark.master": master,
         "spark.app.name": "streaming-lakehouse",
-        "spark.jars": ",".join(jars),
+        **({"spark.jars": ",".join(jars)} if jars else {}),
+        **({"spark.driver.extraClassPath": os.pathsep.join(driver_class_path)} if driver_class_path else {}),
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
         "spark.sql.catalogImplementation": "hive",
@@ -61,7 +63,7 @@ def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str]
         **catalog,
         "spark.driver.extraJavaOptions": " ".join([
             # The class-data archive, when `python -m python_runners jars` made one (jvm_options.py).
-            *java_options(jars, catalog.get("spark.driver.extraClassPath")),
+            *java_options(jars, os.pathsep.join(driver_class_path)),
             *derby_java_options(metastore, metastore_url),
             f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
             f"-Dlakehouse.spark.log={spark_log_path(lakehouse)}",
@@ -113,9 +115,12 @@ def start_in_background(
     master: Optional[str] = None,
     extra_conf: Optional[Mapping[str, str]] = None,
     metastore_url: Optional[str] = None,
+    then: Callable[[], None] = lambda: None,
 ) -> None:
     """Start building the session on a thread of its own, so that the JVM starts while the
     caller goes on (dbt parses the project); the first get_or_create_session waits for it.
+    `then`: more to do on that thread once the session is up (while the caller's first query
+    waits for the metastore client to start).
 
     A build that fails here is left for that call to repeat, which raises the error to its caller.
     """
@@ -125,6 +130,7 @@ def start_in_background(
     def build() -> None:
         try:
             get_or_create_session(master=master, extra_conf=extra_conf, metastore_url=metastore_url)
+            then()
         except Exception:  # noqa: BLE001 - reported by the caller's own build
             pass
 

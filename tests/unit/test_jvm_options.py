@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from python_runners.runtime import jvm_options
+from python_runners.runtime import classpath, jvm_options
 from python_runners.runtime.jvm_options import archive_key, class_data_options, java_options, sharing_on
 
 JARS = [("/j/delta.jar", 10, 1), ("/j/kafka.jar", 20, 2)]
@@ -73,7 +73,7 @@ def test_the_options_name_the_archive():
 def test_making_the_archive_never_fails_the_set_up(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(jvm_options, "ARCHIVE_DIR", tmp_path)
     monkeypatch.setattr(jvm_options, "BUILD_LOG", tmp_path / "build.log")
-    monkeypatch.setattr(jvm_options, "jar_paths", lambda: ["/j/delta.jar"])
+    monkeypatch.setattr(jvm_options, "class_paths", lambda master: ([], ["/j/delta.jar"]))
 
     def fails(archive, scratch, environ):
         raise RuntimeError("the archive's run exited with 1")
@@ -92,9 +92,9 @@ def test_nothing_is_made_when_off(monkeypatch):
 
 def test_an_existing_archive_is_kept(tmp_path, monkeypatch):
     monkeypatch.setattr(jvm_options, "ARCHIVE_DIR", tmp_path)
-    monkeypatch.setattr(jvm_options, "jar_paths", lambda: ["/j/delta.jar"])
+    monkeypatch.setattr(jvm_options, "class_paths", lambda master: ([], ["/j/delta.jar"]))
     monkeypatch.setattr(jvm_options, "_run_workload", lambda *args: pytest.fail("made again"))
-    archive = jvm_options.archive_path(["/j/delta.jar"], None, {})
+    archive = jvm_options.archive_path([], "/j/delta.jar", {})  # local mode: the jars on the driver's class path
     archive.write_bytes(b"")
     assert jvm_options.build_class_data_archive({}) == archive
 
@@ -102,10 +102,20 @@ def test_an_existing_archive_is_kept(tmp_path, monkeypatch):
 def test_a_new_archive_replaces_the_old_ones(tmp_path, monkeypatch):
     monkeypatch.setattr(jvm_options, "ARCHIVE_DIR", tmp_path)
     monkeypatch.setattr(jvm_options, "BUILD_LOG", tmp_path / "build.log")
-    monkeypatch.setattr(jvm_options, "jar_paths", lambda: ["/j/delta.jar"])
+    monkeypatch.setattr(jvm_options, "class_paths", lambda master: ([], ["/j/delta.jar"]))
     (tmp_path / "old.jsa").write_bytes(b"")
     monkeypatch.setattr(jvm_options, "_run_workload",
                         lambda archive, scratch, environ: archive.write_bytes(b"archive"))
     archive = jvm_options.build_class_data_archive({})
     assert archive is not None and archive.read_bytes() == b"archive"
     assert sorted(p.name for p in tmp_path.iterdir()) == [archive.name]
+
+
+def test_local_sessions_load_the_jars_from_the_drivers_class_path(monkeypatch):
+    monkeypatch.setattr(classpath, "jar_paths", lambda: ["/j/delta.jar", "/j/postgresql.jar"])
+    # local mode: archivable classes, no copy fetched by the in-process executor
+    assert classpath.class_paths("local[*]") == ([], ["/j/delta.jar", "/j/postgresql.jar"])
+    assert classpath.class_paths("local[2]", ["/j/postgresql.jar"]) == ([], ["/j/postgresql.jar", "/j/delta.jar"])
+    # a cluster's executors need them shipped; the metastore's JDBC driver stays the driver's
+    assert classpath.class_paths("spark://127.0.0.1:7077", ["/j/postgresql.jar"]) == (
+        ["/j/delta.jar", "/j/postgresql.jar"], ["/j/postgresql.jar"])

@@ -89,22 +89,25 @@ def _appends_new_columns(model: str, materialized: str, on_schema_change: Any) -
     return on_schema_change == "append_new_columns"
 
 
-def checkpoint_of(node: Mapping[str, Any], setting: str = "checkpoint_location") -> str:
+def checkpoint_of(
+    node: Mapping[str, Any], setting: str = "checkpoint_location", lakehouse: Optional[Lakehouse] = None
+) -> str:
     """As configured, else <checkpoint root>/<schema>/<model>."""
     configured = node["config"].get(setting)
-    return Lakehouse.from_env().checkpoint_path(configured or f"{node['schema']}/{node['alias']}")
+    return (lakehouse or Lakehouse.from_env()).checkpoint_path(configured or f"{node['schema']}/{node['alias']}")
 
 
 def own_checkpoint(node: Mapping[str, Any], nodes: Iterable[Mapping[str, Any]]) -> str:
     """Two streams sharing a checkpoint corrupt each other's progress."""
-    checkpoint = checkpoint_of(node)
+    lakehouse = Lakehouse.from_env()  # once: it resolves each of its folders on disk
+    checkpoint = checkpoint_of(node, lakehouse=lakehouse)
     sharing = [
         other["name"]
         for other in nodes
         if other["resource_type"] == "model"
         and other["config"].get("materialized") in STREAM_MATERIALIZATIONS
         and other["unique_id"] != node["unique_id"]
-        and checkpoint_of(other) == checkpoint
+        and checkpoint_of(other, lakehouse=lakehouse) == checkpoint
     ]
     if sharing:
         raise ModelConfigError(

@@ -20,7 +20,7 @@ from py4j.protocol import Py4JJavaError
 
 from python_runners.runtime.delta import hadoop_fs
 from python_runners.runtime.delta.jvm_classes import jvm_class
-from python_runners.runtime.delta.log import at_path, current
+from python_runners.runtime.delta.log import at_path, current, latest_from_checksum
 from python_runners.runtime.errors import StreamingModelError
 
 _NOT_FOUND = ("TABLE_OR_VIEW_NOT_FOUND", "NoSuchTableException", "SCHEMA_NOT_FOUND", "NoSuchDatabaseException")
@@ -35,16 +35,26 @@ class TableSnapshot:
     log: Any = field(default=None, repr=False, compare=False)  # the JVM DeltaLog, to read it again
 
     def refreshed(self, spark: SparkSession, table: str) -> "TableSnapshot":
-        """The same table read again, without a second catalog lookup when it existed."""
-        return snapshot(spark, table, self.log)
+        """The same table read again through its log handle (opened now if it was not), which
+        reads the commits since (`commits_since`)."""
+        return snapshot(spark, table, self.log if self.log is not None else _delta_log(spark, table))
 
 
 # Table property: how many times the table was emptied in place by a full refresh.
 GENERATION = "streaming.generation"
 
 def snapshot(spark: SparkSession, table: str, log: Any = None) -> TableSnapshot:
-    """The table as of now: one catalog lookup and a read of its Delta log, no Spark job."""
-    log = log if log is not None else _delta_log(spark, table)
+    """The table as of now: one catalog lookup and a read of its Delta log, no Spark job. Its
+    latest commit's checksum file says it all where there is one (the log handle is then opened
+    only when asked for: `refreshed`); else Delta's log is read through its handle."""
+    if log is None:
+        location = catalog_location(spark, table)
+        found = latest_from_checksum(spark, location) if location else None
+        if found is not None:
+            version, metadata = found
+            return TableSnapshot(exists=True, version=version, properties=metadata.get("configuration") or {},
+                                 table_id=str(metadata["id"]))
+        log = _delta_log(spark, table)
     if log is None:
         return TableSnapshot(exists=False)
     latest = current(spark, log)
@@ -171,6 +181,11 @@ def _versioned_commit_infos(spark: SparkSession, log: Any, version: int):
             if action.getClass().getSimpleName() == "CommitInfo":
                 # As JSON, like the table's properties: one call for all of the commit's metrics.
                 yield int(commit._1()), json.loads(action.json())["commitInfo"]
+
+
+def log_handle(spark: SparkSession, table: str):
+    """The table's Delta log as a handle for delta/log.py; None when there is no such table."""
+    return _delta_log(spark, table)
 
 
 def _delta_log(spark: SparkSession, table: str):

@@ -48,7 +48,7 @@ def delta_options(spark: SparkSession, reset: Reset, read: Input) -> dict[str, s
     if point.kind == "version":
         return {"startingVersion": str(point.version)}
     if read.kind == "delta_table":
-        log = delta_tables.snapshot(spark, read.table).log
+        log = delta_tables.log_handle(spark, read.table)
     else:
         log = delta_log.at_path(spark, read.path)
     latest, last_commit_ms = delta_log.latest_commit(spark, log)

@@ -35,7 +35,7 @@ PARTS = ("recompute", "overhead", "latency", "modes", "run_cost", "cdc")
 OWN_SECTIONS = {"run_cost": (RUN_COST_HEADING, run_cost_section), "cdc": (CDC_HEADING, cdc_section)}
 # --quick: part 6 alone, its fixed cost (no parts 1 and 2), within about 10 minutes on 2 cores.
 QUICK = {"history": "1000000", "rounds": 3, "overhead_rows": 1_000_000, "overhead_files": 10, "pairs": 1,
-         "noop_pairs": 3}
+         "noop_pairs": 5}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -46,13 +46,20 @@ def run_cost_section(result: dict | None) -> list[str]:
 
 # The no-op run before the fixed cost was cut (2026-11-24, the run docs/BENCHMARKS.md held then):
 # the demo's nine streaming models then, each starting a query with nothing to do, no class-data
-# archive. Kept beside each new run's table, to read the two against each other.
+# archive; and the run before the second round of cuts. Kept beside each new run's table, to read
+# them against each other.
 BEFORE = [
     "Before the fixed cost was cut (run of 2026-11-24: all nine streaming models of the demo then, "
     "each starting its query to find nothing new; no class-data archive): A 22.1 s against B 12.1 s "
     "(noop_over_start 1.82). A's phases: Python start and imports 2.0 s, Spark session start 6.5 s, "
     "dbt parse, compile and the rest of dbt 6.4 s, models' execution 6.6 s (the first 2.7 s, the "
     "others 0.3-0.6 s each), on-run-end hooks 0.0 s, exit 0.6 s; B's `show tables` 5.1 s.", "",
+    "Before Delta's jars moved onto the driver's class path and idle models stopped opening Delta's "
+    "log handle (run of 2026-11-26 14:12, quiet machine, 13 models, models skipping their query "
+    "already): A 12.3 s against B 6.0 s and C 9.0 s (noop_over_start 2.05, noop_over_plain_start "
+    "1.36, idle_model_ms 119). A's phases: Python start and imports 1.5 s, Spark session start "
+    "3.7 s, dbt parse, compile and the rest of dbt 4.3 s, models' execution 2.1 s (the first 0.8 s, "
+    "the others 0.1-0.2 s each), exit 0.5 s; B's session start 3.3 s and `show tables` 2.4 s.", "",
 ]
 
 

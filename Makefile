@@ -47,11 +47,8 @@ lint: $(INSTALLED)
 	$(BIN)/ruff check python_runners adapter tests bench
 	$(BIN)/python -m python_runners.ops.import_rules
 
-# Two pytest workers, a test file each at a time (a file's tests share its fixtures and run in
-# order); each worker has its own Spark session and lakehouse (tests/conftest.py).
-PYTEST_WORKERS ?= 2
 test: setup lint
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest
 
 # All but the slow tiers (pytest.ini's markers: chaos, cluster, kafka, always_on, adapter_suite, slow),
 # which `make test` runs too: unit and core integration tests, under 10 minutes on 2 cores.

@@ -43,8 +43,6 @@ def metastore_conf(folder: str, url: Optional[str]) -> dict[str, str]:
     return {
         "spark.hadoop.javax.jdo.option.ConnectionURL": url,
         "spark.hadoop.javax.jdo.option.ConnectionDriverName": _driver(url)[0],
-        # Hive's client finds JDBC drivers through the JVM's own class path, not spark.jars.
-        "spark.driver.extraClassPath": _driver_jar(url),
         # Hive's own tables are created on first use (and the version check that expects Hive's
         # schema tool to have run is off): nothing to install beyond the empty database. Without
         # foreign keys: adding one waits, in PostgreSQL, on a lock that the metastore's other open
@@ -73,6 +71,12 @@ def _driver(url: str) -> tuple[str, str]:
             f"jdbc:postgresql://127.0.0.1:5433/metastore?user=hive, or unset it for embedded Derby."
         )
     return _DRIVERS[kind]
+
+
+def driver_jars(url: Optional[str]) -> list[str]:
+    """What the driver JVM's own class path needs for the metastore at `url` (none for Derby):
+    Hive's client finds JDBC drivers through it, not through spark.jars."""
+    return [_driver_jar(url)] if url else []
 
 
 def _driver_jar(url: str) -> str:

@@ -28,7 +28,7 @@ from python_runners.runtime import run_lock
 from python_runners.runtime.classpath import class_paths
 from python_runners.runtime.jvm_options import java_options
 from python_runners.runtime.lakehouse import Lakehouse
-from python_runners.runtime.metastore import configured_url, derby_java_options, metastore_conf
+from python_runners.runtime.metastore import configured_url, derby_java_options, driver_jars, metastore_conf
 from python_runners.runtime.errors import StreamingModelError
 
 DEFAULT_MASTER = "local[*]"
@@ -49,8 +49,7 @@ _jvm_session_class = None
 def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str] = None) -> dict[str, str]:
     metastore = lakehouse.metastore
     catalog = metastore_conf(metastore, metastore_url)
-    driver_jars = catalog.pop("spark.driver.extraClassPath", "")
-    jars, driver_class_path = class_paths(master, driver_jars.split(os.pathsep) if driver_jars else [])
+    jars, driver_class_path = class_paths(master, driver_jars(metastore_url))
     return {
         "spark.master": master,
         "spark.app.name": "streaming-lakehouse",

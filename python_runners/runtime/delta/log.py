@@ -54,9 +54,12 @@ def current(spark: SparkSession, log: Any) -> Any:
 def version_listed(spark: SparkSession, location: str) -> int:
     """The latest version of the Delta table at `location` from one listing of its log folder
     (no state read, nothing cached); -1 when it has no commit."""
-    names = hadoop_fs.list_names(spark, f"{location.rstrip('/')}/_delta_log")
-    versions = [int(name[:-5]) for name in names if name.endswith(".json") and name[:-5].isdigit()]
-    return max(versions, default=-1)
+    return _latest_commit_listed(hadoop_fs.list_names(spark, f"{location.rstrip('/')}/_delta_log"))
+
+
+def _latest_commit_listed(names: list[str]) -> int:
+    """The highest version among a log folder's commit files; -1 when there is none."""
+    return max((int(name[:-5]) for name in names if name.endswith(".json") and name[:-5].isdigit()), default=-1)
 
 
 def latest_from_checksum(spark: SparkSession, location: str) -> Optional[tuple[int, dict]]:
@@ -67,8 +70,7 @@ def latest_from_checksum(spark: SparkSession, location: str) -> Optional[tuple[i
     (not written yet, or a writer that writes none): ask Delta then."""
     folder = f"{location.rstrip('/')}/_delta_log"
     names = hadoop_fs.list_names(spark, folder)
-    latest = max((int(name[:-5]) for name in names if name.endswith(".json") and name[:-5].isdigit()),
-                 default=-1)
+    latest = _latest_commit_listed(names)
     checksum = f"{latest:020d}.crc"
     if latest < 0 or checksum not in names:
         return None

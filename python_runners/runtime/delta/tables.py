@@ -37,7 +37,7 @@ class TableSnapshot:
     def refreshed(self, spark: SparkSession, table: str) -> "TableSnapshot":
         """The same table read again through its log handle (opened now if it was not), which
         reads the commits since (`commits_since`)."""
-        return snapshot(spark, table, self.log if self.log is not None else _delta_log(spark, table))
+        return snapshot(spark, table, self.log if self.log is not None else log_handle(spark, table))
 
 
 # Table property: how many times the table was emptied in place by a full refresh.
@@ -54,7 +54,7 @@ def snapshot(spark: SparkSession, table: str, log: Any = None) -> TableSnapshot:
             version, metadata = found
             return TableSnapshot(exists=True, version=version, properties=metadata.get("configuration") or {},
                                  table_id=str(metadata["id"]))
-        log = _delta_log(spark, table)
+        log = log_handle(spark, table)
     if log is None:
         return TableSnapshot(exists=False)
     latest = current(spark, log)
@@ -150,7 +150,7 @@ def commits_since(
     spark: SparkSession, table: str, version: int, log: Any = None
 ) -> list[tuple[str, dict[str, str]]]:
     """(operation, operationMetrics) of each commit after `version`, read from the log's files."""
-    log = log if log is not None else _delta_log(spark, table)
+    log = log if log is not None else log_handle(spark, table)
     if log is None:
         return []
     return [(commit["operation"], commit.get("operationMetrics", {}))
@@ -164,7 +164,7 @@ def commit_infos_since(spark: SparkSession, log: Any, version: int) -> list[dict
 
 def version_with_user_metadata(spark: SparkSession, table: str, after: int, text: str) -> int | None:
     """The first version after `after` whose commit's userMetadata is `text`; None if none."""
-    for version, info in _versioned_commit_infos(spark, _delta_log(spark, table), after):
+    for version, info in _versioned_commit_infos(spark, log_handle(spark, table), after):
         if info.get("userMetadata") == text:
             return version
     return None
@@ -184,12 +184,8 @@ def _versioned_commit_infos(spark: SparkSession, log: Any, version: int):
 
 
 def log_handle(spark: SparkSession, table: str):
-    """The table's Delta log as a handle for delta/log.py; None when there is no such table."""
-    return _delta_log(spark, table)
-
-
-def _delta_log(spark: SparkSession, table: str):
-    """The table's DeltaLog (cached by Delta per location), None when the catalog has no such table."""
+    """The table's DeltaLog (cached by Delta per location), as a handle for delta/log.py; None
+    when the catalog has no such table."""
     session = spark._jsparkSession
     try:
         identifier = session.sessionState().sqlParser().parseTableIdentifier(table)
@@ -237,7 +233,7 @@ def _clear_interrupted_create(spark: SparkSession, table: str) -> None:
 
 def location(spark: SparkSession, table: str) -> str:
     """Where an existing table's files are, as its Delta log has it."""
-    log = _delta_log(spark, table)
+    log = log_handle(spark, table)
     if log is None:
         raise StreamingModelError(f"Table {table} does not exist.")
     return log.dataPath().toString()

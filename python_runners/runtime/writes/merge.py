@@ -14,12 +14,15 @@ from functools import partial
 from typing import Iterator, Sequence
 
 from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import functions as F
 
 from python_runners.runtime.delta import plans
 from python_runners.runtime.writes.idempotent_batches import delta_transaction, once_per_batch
 from python_runners.runtime.writes.key_bounds import batch_bounds, bound_aggregates, key_fields
 
 MATERIALIZE_SOURCE = "spark.databricks.delta.merge.materializeSource"
+# A MERGE source up to this many rows is sent whole to each task that scans the table.
+BROADCAST_ROWS = 100_000
 
 
 def merge_batch(
@@ -39,9 +42,10 @@ def merge_batch(
         matches = " and ".join(f"target.`{key}` <=> batch.`{key}`" for key in unique_key)
         condition = f"{matches} and {bounds.predicate}" if bounds.predicate else matches
         view = f"{table.replace('.', '__').replace('`', '')}__batch_{batch_id}"
-        source.createOrReplaceTempView(view)
         try:
-            with delta_transaction(session, app_id, batch_id), source_already_materialized(session):
+            with delta_transaction(session, app_id, batch_id), source_already_materialized(session), \
+                    sized_source(source, bounds.rows) as sized:
+                sized.createOrReplaceTempView(view)
                 session.sql(
                     f"merge into {table} as target using {view} as batch on {condition} "
                     "when matched then update set * when not matched then insert *"
@@ -59,6 +63,20 @@ def source_already_materialized(spark: SparkSession) -> Iterator[None]:
     MERGE, it is never recomputed), and copying it again is one more job per batch."""
     with _set_for_now(spark, MATERIALIZE_SOURCE, "none"):
         yield
+
+
+@contextmanager
+def sized_source(source: DataFrame, rows: int) -> Iterator[DataFrame]:
+    """`source` as a MERGE should join it with its table. A small batch (BROADCAST_ROWS at most)
+    goes whole to every task that scans the table, with the MERGE planned at once: no shuffle of
+    the table's rows and no adaptive re-planning between its jobs (bench/cdc: 1,000 changes into
+    1M rows, the MERGE 3.7 -> 2.7 s). A checkpointed source carries no size for Spark to choose
+    this itself. A larger one is joined as Spark plans it."""
+    if rows > BROADCAST_ROWS:
+        yield source
+        return
+    with planned_once(source.sparkSession):
+        yield F.broadcast(source)
 
 
 ADAPTIVE = "spark.sql.adaptive.enabled"

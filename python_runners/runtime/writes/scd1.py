@@ -22,7 +22,7 @@ from python_runners.runtime.writes.change_rows import (
     DELETE, SEQ, TRUNCATE, ChangeBatch, FeedShape, literal, observed_metrics,
 )
 from python_runners.runtime.writes import sequence_ties
-from python_runners.runtime.writes.merge import planned_once
+from python_runners.runtime.writes.merge import planned_once, sized_source
 from python_runners.runtime.writes.tombstones import remember_deletes
 from python_runners.runtime.writes.tombstones import tombstones as remembered
 
@@ -61,9 +61,18 @@ def apply_scd1(batch: ChangeBatch, shape: FeedShape, table: str, app_id: str, ba
         )
         tied_with_table = int(observed_metrics(observed).get("tied_with_table") or 0)
         sequence_ties.settle(source, batch, shape, SEQ, app_id, batch_id, tied_with_table)
+    with sized_source(source, batch.changes) as sized:  # at most one row per change
+        _merge(sized, batch, shape, table)
+    remember_deletes(batch, shape, table, app_id, batch_id)
+    return [rows, source]
+
+
+def _merge(source: DataFrame, batch: ChangeBatch, shape: FeedShape, table: str) -> None:
+    keys = list(shape.changes.keys)
+    keeps_last = shape.changes.on_sequence_tie == "keep_last_landed"
     target_seq = shape.sequence_of("target")
     newer = (F.col(f"batch.{SEQ}") > target_seq) | F.col(f"batch.{sequence_ties.TIED}")
-    merge = DeltaTable.forName(session, table).alias("target").merge(source.alias("batch"), _keys_match(keys))
+    merge = DeltaTable.forName(source.sparkSession, table).alias("target").merge(source.alias("batch"), _keys_match(keys))
     if not keeps_last:
         merge = merge.whenMatchedUpdate(
             # a delete, or other values, at the sequence of the table's row
@@ -83,8 +92,6 @@ def apply_scd1(batch: ChangeBatch, shape: FeedShape, table: str, app_id: str, ba
     if batch.truncated_at is not None:
         merge = merge.whenNotMatchedBySourceDelete(condition=target_seq <= literal(batch.truncated_at))
     sequence_ties.executing(merge, shape.changes.model)
-    remember_deletes(batch, shape, table, app_id, batch_id)
-    return [rows, source]
 
 
 def _stored_changes(session, shape: FeedShape, table: str, tombstones: DataFrame, batch: DataFrame) -> DataFrame:

@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 from python_runners.runtime.writes.change_rows import DELETE, SEQ, ChangeBatch, FeedShape, observed_metrics
 from python_runners.runtime.progress import batch_notes
 from python_runners.runtime.writes import sequence_ties
-from python_runners.runtime.writes.merge import planned_once
+from python_runners.runtime.writes.merge import planned_once, sized_source
 from python_runners.runtime.writes.tombstones import remember_deletes, tombstones
 
 _PRIORITY, _REMOVE, _WAS_CURRENT = "__priority", "__remove", "__was_current"
@@ -68,14 +68,15 @@ def apply_scd2(batch: ChangeBatch, shape: FeedShape, table: str, app_id: str, ba
     for key in keys:
         match = match & (F.col(f"target.`{key}`") == F.col(f"batch.`{key}`"))
     every_column = {column: F.col(f"batch.`{column}`") for column in columns}
-    (
-        DeltaTable.forName(session, table).alias("target")
-        .merge(source.alias("batch"), match)
-        .whenMatchedDelete(condition=F.col(f"batch.{_REMOVE}"))
-        .whenMatchedUpdate(set=every_column)
-        .whenNotMatchedInsert(condition=~F.col(f"batch.{_REMOVE}"), values=every_column)
-        .execute()
-    )
+    with sized_source(source, int(found["rows"])) as sized:
+        (
+            DeltaTable.forName(session, table).alias("target")
+            .merge(sized.alias("batch"), match)
+            .whenMatchedDelete(condition=F.col(f"batch.{_REMOVE}"))
+            .whenMatchedUpdate(set=every_column)
+            .whenNotMatchedInsert(condition=~F.col(f"batch.{_REMOVE}"), values=every_column)
+            .execute()
+        )
     remember_deletes(batch, shape, table, app_id, batch_id)
     return [rows, existing, source]
 

@@ -10,6 +10,9 @@ INSTALLED := $(VENV)/.installed
 JARS := .jars/.complete
 KAFKA_JARS := .jars-kafka-broker/.complete
 KILLS ?= 20
+# Spark's jars for this repository: fetched by Maven (jars/pom.xml), not on first use into the
+# user's cache as an installed adapter does (adapter/dbt_spark_streaming/classpath.py).
+export SPARK_EXTRA_JARS_DIR := $(CURDIR)/.jars
 SEED ?= 1
 
 .PHONY: setup kafka-jars run lint test test-fast test-unit serve status stop report chaos cluster-start cluster-run cluster-stop bench bench-run-cost bench-modes bench-cdc bench-expectations bench-unit-tests bench-file-pushdown bench-latency bench-soak clean
@@ -26,6 +29,8 @@ $(INSTALLED): requirements.txt pyproject.toml adapter/pyproject.toml
 	# `source .venv/bin/activate` is then all a shell needs for plain `dbt run`.
 	grep -q DBT_PROFILES_DIR $(BIN)/activate || \
 		printf '\nexport DBT_PROFILES_DIR="%s/profiles"\n' "$(CURDIR)" >> $(BIN)/activate
+	grep -q SPARK_EXTRA_JARS_DIR $(BIN)/activate || \
+		printf 'export SPARK_EXTRA_JARS_DIR="%s/.jars"\n' "$(CURDIR)" >> $(BIN)/activate
 	touch $@
 
 $(JARS): jars/pom.xml $(INSTALLED)

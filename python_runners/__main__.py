@@ -79,7 +79,7 @@ def _fetch_jars(kafka_broker: bool) -> int:
     for path in fetched.fetch():
         print(path)
     if not kafka_broker:
-        from python_runners.runtime.jvm_options import build_class_data_archive
+        from dbt_spark_streaming.jvm_options import build_class_data_archive
 
         # Never fails the set-up: without the archive sessions only start slower.
         archive = build_class_data_archive()

@@ -16,10 +16,12 @@ import pytest
 _LAKEHOUSE = Path(tempfile.mkdtemp(prefix="lakehouse-tests-"))
 os.environ["LAKEHOUSE_DIR"] = str(_LAKEHOUSE)
 os.environ.setdefault("SPARK_SHUFFLE_PARTITIONS", "2")
+# The jars `make setup` fetched into the repository, as `make test` says too.
+os.environ.setdefault("SPARK_EXTRA_JARS_DIR", str(Path(__file__).resolve().parents[1] / ".jars"))
 
 from python_runners.ops.dbt_invocation import invoke_dbt, target_args  # noqa: E402
-from python_runners.runtime.lakehouse import Lakehouse  # noqa: E402
-from python_runners.runtime.session import get_or_create_session  # noqa: E402
+from dbt_spark_streaming.lakehouse import Lakehouse  # noqa: E402
+from dbt_spark_streaming.session import get_or_create_session  # noqa: E402
 
 
 @pytest.fixture(scope="session")

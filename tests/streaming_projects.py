@@ -6,7 +6,7 @@ import textwrap
 from pathlib import Path
 from typing import Mapping
 
-from python_runners.runtime.lakehouse import REPO_ROOT
+from python_runners import PROJECT_MACROS, REPO_ROOT
 
 # The repository's models that run a streaming query (streaming_table or cdc_table): all but the
 # batch-recomputed gold.recordings_with_patient_ward and the ephemeral patient_changes_readable
@@ -31,7 +31,7 @@ def write_streaming_project(
         name: {name}
         config-version: 2
         profile: streaming_lakehouse
-        macro-paths: ["{REPO_ROOT / 'macros'}"]  # the root project's ref() and source() overrides
+        macro-paths: ["{REPO_ROOT / 'macros'}", "{PROJECT_MACROS}"]  # the root project's ref() and source() overrides
         models:
           {name}:
             +materialized: streaming_table

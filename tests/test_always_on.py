@@ -13,7 +13,7 @@ import signal
 import pytest
 
 from python_runners.demo.data import land_batch, recordings_folder
-from python_runners.runtime.lakehouse import Lakehouse
+from dbt_spark_streaming.lakehouse import Lakehouse
 from python_runners.testing.pipeline_process import PipelineProcess
 from python_runners.testing.separate_lakehouse import separate_lakehouse_env
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from python_runners.runtime.lifecycle import checkpoints
+from dbt_spark_streaming.lifecycle import checkpoints
 from python_runners.testing import delta_log
 from python_runners.testing.landing import land_json_lines
 from dbt_results import failure_messages, node_results

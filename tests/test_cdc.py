@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from python_runners.runtime.lakehouse import Lakehouse
+from dbt_spark_streaming.lakehouse import Lakehouse
 from python_runners.testing import delta_log
 from python_runners.testing.cdc_reference import scd1, scd2
 from python_runners.testing.landing import land_json_lines

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from python_runners.runtime.lakehouse import Lakehouse
+from dbt_spark_streaming.lakehouse import Lakehouse
 from python_runners.testing import delta_log
 from python_runners.testing.landing import land_json_lines, landing_folder
 from python_runners.testing.pipeline_process import PipelineProcess

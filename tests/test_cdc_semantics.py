@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from python_runners.runtime.config.cdc import ApplyChanges
-from python_runners.runtime.errors import StreamingModelError
-from python_runners.runtime.writes.apply_changes import apply_change_batch, create_tables_if_missing
-from python_runners.runtime.writes.change_rows import FeedShape
+from dbt_spark_streaming.config.cdc import ApplyChanges
+from dbt_spark_streaming.errors import StreamingModelError
+from dbt_spark_streaming.writes.apply_changes import apply_change_batch, create_tables_if_missing
+from dbt_spark_streaming.writes.change_rows import FeedShape
 from python_runners.testing.cdc_reference import scd1, scd2
 
 SCHEMA = "cdc_semantics"
@@ -169,7 +169,7 @@ def test_a_tie_with_the_tables_change_in_a_later_batch_fails_too(spark, table, s
 
 @pytest.mark.parametrize("stored_as", ["scd1", "scd2"])
 def test_keep_last_landed_keeps_the_later_batchs_change_and_counts_the_others(spark, table, stored_as):
-    from python_runners.runtime.progress import batch_notes
+    from dbt_spark_streaming.progress import batch_notes
 
     app_id = f"ties-{stored_as}"
     apply(spark, table, {"sequence_by": "day", "stored_as": stored_as, "on_sequence_tie": "keep_last_landed"},

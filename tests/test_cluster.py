@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from python_runners.demo.data import land_batch, land_status_reports, recordings_folder, status_folder
-from python_runners.runtime.config.expectations import QUARANTINED_AT_COLUMN
-from python_runners.runtime.lakehouse import Lakehouse
+from dbt_spark_streaming.config.expectations import QUARANTINED_AT_COLUMN
+from dbt_spark_streaming.lakehouse import Lakehouse
 from python_runners.testing.command_line import run_command_line
 from python_runners.testing.dbt_process import run_dbt_process
 from python_runners.testing.delta_log import is_delta_table

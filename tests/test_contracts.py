@@ -14,10 +14,10 @@ from pyspark.sql.types import IntegerType, StructField, StructType
 
 from dbt_results import failure_messages, node_results
 from python_runners.ops.dbt_invocation import invoke_dbt, target_args
-from python_runners.runtime.delta import tables as delta_tables
-from python_runners.runtime.config.contracts import Contract, ContractColumn, ContractError
-from python_runners.runtime.delta.constraints import add_missing, check_query
-from python_runners.runtime.errors import StreamingModelError
+from dbt_spark_streaming.delta import tables as delta_tables
+from dbt_spark_streaming.config.contracts import Contract, ContractColumn, ContractError
+from dbt_spark_streaming.delta.constraints import add_missing, check_query
+from dbt_spark_streaming.errors import StreamingModelError
 from python_runners.testing.landing import land_json_lines, landing_folder
 from streaming_projects import write_streaming_project
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from dbt_results import failure_messages, node_results
-from python_runners.runtime.lakehouse import Lakehouse
-from python_runners.runtime.writes import copy_into
-from python_runners.runtime.writes.load_log import LoadLog
+from dbt_spark_streaming.lakehouse import Lakehouse
+from dbt_spark_streaming.writes import copy_into
+from dbt_spark_streaming.writes.load_log import LoadLog
 from python_runners.testing import delta_log
 from python_runners.testing.landing import land_json_lines, landing_folder
 from python_runners.testing.pipeline_process import PipelineProcess

@@ -3,7 +3,7 @@
 A model that reads a json or csv source without selecting its `_corrupt_record` column gets only
 the lines that could be read; the others go, raw text and file, to `<model>__corrupt_lines`, and
 the run line counts them. "rows in" counts every line read, also those the model's WHERE rejects
-(the session turns the readers' filter pushdown off: python_runners/runtime/session.py).
+(the session turns the readers' filter pushdown off: adapter/dbt_spark_streaming/session.py).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import json
 import pytest
 
 from dbt_results import failure_messages, node_results, rows_processed
-from python_runners.runtime.run.streaming_run import StreamingRun
-from python_runners.runtime.run.serving import ServedQuery, _supervise
+from dbt_spark_streaming.run.streaming_run import StreamingRun
+from dbt_spark_streaming.run.serving import ServedQuery, _supervise
 from python_runners.testing.landing import land_json_lines, land_text, landing_folder
 from streaming_projects import write_streaming_project
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dbt_results import failure_messages
-from python_runners.runtime.delta.catalog import table_properties
+from dbt_spark_streaming.delta.catalog import table_properties
 from streaming_projects import write_streaming_project
 
 SOURCES = """

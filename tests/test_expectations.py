@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from python_runners.runtime.lakehouse import Lakehouse
-from python_runners.runtime.progress import table as progress_table
+from dbt_spark_streaming.lakehouse import Lakehouse
+from dbt_spark_streaming.progress import table as progress_table
 from python_runners.testing import delta_log
 from python_runners.testing.landing import land_json_lines
 from python_runners.testing.pipeline_process import PipelineProcess

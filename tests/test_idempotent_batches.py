@@ -11,8 +11,8 @@ import os
 
 import pytest
 
-from python_runners.runtime.writes.batch_marks import batch_mark, recorded_batch
-from python_runners.runtime.writes.idempotent_batches import appending_once, delta_transaction, once_per_batch
+from dbt_spark_streaming.writes.batch_marks import batch_mark, recorded_batch
+from dbt_spark_streaming.writes.idempotent_batches import appending_once, delta_transaction, once_per_batch
 
 SCHEMA = "idempotency"
 

@@ -2,7 +2,7 @@
 
 After a first run (or a full refresh) the last committed batch of a stream over a Delta table
 began inside the table's initial snapshot; each start replays that batch's getBatch, and Delta
-rebuilds the whole snapshot for it. python_runners/runtime/sources/initial_snapshot.py plans an empty batch
+rebuilds the whole snapshot for it. adapter/dbt_spark_streaming/sources/initial_snapshot.py plans an empty batch
 after it, which the next start runs at no cost; rows stay exact across restarts.
 """
 
@@ -13,8 +13,8 @@ import uuid
 
 import pytest
 
-from python_runners.runtime.delta import hadoop_fs
-from python_runners.runtime.sources.initial_snapshot import plan_batch_past_initial_snapshot, started_in_initial_snapshot
+from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.sources.initial_snapshot import plan_batch_past_initial_snapshot, started_in_initial_snapshot
 
 SCHEMA = "initial_snapshot"
 KEYS = 7

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 from delta.tables import DeltaTable
 
-from python_runners.runtime.delta import tables as delta_tables
-from python_runners.runtime.delta import hadoop_fs
-from python_runners.runtime.errors import StreamingModelError
+from dbt_spark_streaming.delta import tables as delta_tables
+from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.errors import StreamingModelError
 
 SCHEMA = "interrupted"
 

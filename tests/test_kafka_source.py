@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from python_runners.runtime.lakehouse import Lakehouse
+from dbt_spark_streaming.lakehouse import Lakehouse
 from python_runners.testing import delta_log
 from python_runners.testing.pipeline_process import PipelineProcess
 from python_runners.testing.separate_lakehouse import separate_lakehouse_env

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from sqlfluff.core import FluffConfig, Linter
 
-from python_runners.runtime.lakehouse import REPO_ROOT
+from python_runners import REPO_ROOT
 from python_runners.ops.lint import StreamingModel, findings
 from python_runners.testing.command_line import run_command_line
 from streaming_projects import DEMO_STREAMING_MODELS

@@ -11,8 +11,8 @@ from datetime import datetime, timedelta
 import pytest
 from pyspark.sql import functions as F
 
-from python_runners.runtime.delta import tables as delta_tables
-from python_runners.runtime.writes.merge import MATERIALIZE_SOURCE, merge_batch
+from dbt_spark_streaming.delta import tables as delta_tables
+from dbt_spark_streaming.writes.merge import MATERIALIZE_SOURCE, merge_batch
 
 SCHEMA = "merge_writes"
 COLUMNS = "window struct<start: timestamp, end: timestamp>, device string, readings bigint"

@@ -15,7 +15,7 @@ from python_runners.ops import report as progress_report
 
 # Two `dbt run`s ten minutes apart: (rows in, trigger duration in ms) of each model's batches.
 
-from python_runners.runtime.progress import table as progress_table
+from dbt_spark_streaming.progress import table as progress_table
 BATCHES = {
     "bronze.bronze_recordings": [(120, 2460), (118, 1830), (131, 1710), (240, 2950), (124, 1990)],
     "silver.silver_recordings": [(120, 3310), (118, 2740), (131, 2650), (240, 4120), (124, 2880)],

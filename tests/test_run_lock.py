@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from python_runners.runtime import run_lock
+from dbt_spark_streaming import run_lock
 from python_runners.testing.dbt_process import run_dbt_process
 
 
@@ -30,20 +30,20 @@ def test_lock_left_by_a_killed_process_is_stale_and_taken_over(tmp_path):
     root = tmp_path / "lakehouse"
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; from python_runners.runtime import run_lock;"
+         "import sys, time; from dbt_spark_streaming import run_lock;"
          f"run_lock.acquire({str(root)!r}); print('held', flush=True); time.sleep(600)"],
         stdout=subprocess.PIPE, text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "held"
-        busy = run_python(f"from python_runners.runtime import run_lock; run_lock.acquire({str(root)!r})")
+        busy = run_python(f"from dbt_spark_streaming import run_lock; run_lock.acquire({str(root)!r})")
         assert busy.returncode != 0 and f"in use by process {holder.pid}" in busy.stderr
     finally:
         holder.kill()  # SIGKILL: no chance to release anything
         holder.wait()
 
     taken_over = run_python(
-        "import json; from python_runners.runtime import run_lock;"
+        "import json; from dbt_spark_streaming import run_lock;"
         f"print(json.dumps(run_lock.acquire({str(root)!r})))"
     )
     assert taken_over.returncode == 0, taken_over.stderr
@@ -53,7 +53,7 @@ def test_lock_left_by_a_killed_process_is_stale_and_taken_over(tmp_path):
 def test_lock_is_released_on_a_clean_exit(tmp_path):
     root = str(tmp_path / "lakehouse")
     for _ in range(2):
-        run = run_python(f"from python_runners.runtime import run_lock; print(run_lock.acquire({root!r}))")
+        run = run_python(f"from dbt_spark_streaming import run_lock; print(run_lock.acquire({root!r}))")
         assert run.returncode == 0 and run.stdout.strip() == "None", run.stderr
     assert run_lock.LOCK_FILE in os.listdir(root)
 
@@ -62,7 +62,7 @@ def test_threads_of_one_run_all_hold_the_lock_their_process_took(tmp_path):
     # dbt's worker threads (`--threads 4`) reach their first models at the same moment
     root = str(tmp_path / "lakehouse")
     claim = (
-        "import threading; from python_runners.runtime import run_lock\n"
+        "import threading; from dbt_spark_streaming import run_lock\n"
         "start, failures = threading.Barrier(8), []\n"
         "def take():\n"
         "    start.wait()\n"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from dbt_results import failure_messages, node_results
-from python_runners.runtime.lakehouse import REPO_ROOT
+from python_runners import REPO_ROOT
 from python_runners.testing.landing import land_json_lines, landing_folder
 from python_runners.testing.separate_lakehouse import separate_lakehouse_env
 from streaming_projects import write_streaming_project
@@ -26,7 +26,7 @@ from streaming_projects import write_streaming_project
 DBT_WITHOUT_SPARK = textwrap.dedent("""
     import json, sys
     from pyspark import SparkContext
-    from python_runners.runtime import session
+    from dbt_spark_streaming import session
     from python_runners.ops.dbt_invocation import invoke_dbt, target_args
 
     succeeded = {}

@@ -10,9 +10,9 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from dbt_results import failure_messages
-from python_runners.runtime.progress import table as progress_table
-from python_runners.runtime.progress.live import LiveProgress
-from python_runners.runtime.progress.recorder import ProgressRecorder
+from dbt_spark_streaming.progress import table as progress_table
+from dbt_spark_streaming.progress.live import LiveProgress
+from dbt_spark_streaming.progress.recorder import ProgressRecorder
 from python_runners.testing.landing import land_json_lines, landing_folder
 from streaming_projects import write_streaming_project
 

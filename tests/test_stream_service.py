@@ -13,7 +13,7 @@ from collections import Counter
 
 import pytest
 
-from python_runners.runtime.lakehouse import Lakehouse
+from dbt_spark_streaming.lakehouse import Lakehouse
 from python_runners.testing.landing import land_json_lines, landing_folder
 from python_runners.testing.separate_lakehouse import separate_lakehouse_env
 from python_runners.testing.service_process import ServiceProcess

@@ -8,8 +8,8 @@ import shutil
 import pytest
 
 from dbt_results import failure_messages, node_results, rows_processed
-from python_runners.runtime.delta import hadoop_fs
-from python_runners.runtime.errors import cannot_run
+from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.errors import cannot_run
 from streaming_projects import write_streaming_project
 
 SCHEMA = "mistakes"

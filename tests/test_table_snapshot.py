@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from python_runners.runtime.delta import tables
+from dbt_spark_streaming.delta import tables
 
 
 def test_the_checksum_and_deltas_log_agree(spark):

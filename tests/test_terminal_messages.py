@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from python_runners.runtime.lakehouse import Lakehouse
+from dbt_spark_streaming.lakehouse import Lakehouse
 from python_runners.testing.command_line import run_command_line
 from python_runners.testing.dbt_process import run_dbt_process
 from python_runners.testing.landing import land_json_lines, landing_folder

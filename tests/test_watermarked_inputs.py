@@ -3,8 +3,8 @@ checkpoint reset's starting version): the options reach the read, the watermark 
 
 from __future__ import annotations
 
-from python_runners.runtime.config.event_time import Watermark, with_watermarks
-from python_runners.runtime.config.stream_reads import stream_options
+from dbt_spark_streaming.config.event_time import Watermark, with_watermarks
+from dbt_spark_streaming.config.stream_reads import stream_options
 
 TABLE = "watermarked_inputs.readings"
 

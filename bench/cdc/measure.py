@@ -14,7 +14,7 @@ from bench.cdc.feed import (
 from bench.cdc.phases import PHASES, PhaseClock
 from bench.harness.catch_up import CatchUp, timed_catch_up
 from bench.harness.stats import medians
-from python_runners.runtime.lakehouse import Lakehouse
+from dbt_spark_streaming.lakehouse import Lakehouse
 
 SCHEMA = "bench"
 STORED_AS = ("scd1", "scd2")
@@ -69,7 +69,7 @@ def _medians(merges: list[dict[str, int]]) -> dict[str, float]:
 
 def commits_since(spark, table: str, version: int) -> tuple[list[str], list[dict[str, int]]]:
     """The operations of the commits after `version`, and the MERGE commits' metrics."""
-    from python_runners.runtime.delta import tables as delta_tables
+    from dbt_spark_streaming.delta import tables as delta_tables
     commits = delta_tables.commits_since(spark, table, version)
     return [operation for operation, _ in commits], [
         {name: int(metrics.get(name, 0)) for name in MERGE_METRICS}
@@ -78,12 +78,12 @@ def commits_since(spark, table: str, version: int) -> tuple[list[str], list[dict
 
 def measure_size(spark, lakehouse: Lakehouse, feed: ChangeFeed, batches: int, files: int,
                  clock: PhaseClock) -> list[Measured]:
-    from python_runners.runtime.config.cdc import ApplyChanges
-    from python_runners.runtime.config.streaming_table import CdcTableConfig
-    from python_runners.runtime.config.triggers import AVAILABLE_NOW
-    from python_runners.runtime.writes.apply_changes import create_tables_if_missing
-    from python_runners.runtime.writes.change_rows import FeedShape
-    from python_runners.runtime.writes.streaming import StreamingWrite
+    from dbt_spark_streaming.config.cdc import ApplyChanges
+    from dbt_spark_streaming.config.streaming_table import CdcTableConfig
+    from dbt_spark_streaming.config.triggers import AVAILABLE_NOW
+    from dbt_spark_streaming.writes.apply_changes import create_tables_if_missing
+    from dbt_spark_streaming.writes.change_rows import FeedShape
+    from dbt_spark_streaming.writes.streaming import StreamingWrite
 
     keys = feed.keys
     source, stream_view, model_view = f"{SCHEMA}.cdc_changes_{keys}", f"cdc_stream_{keys}", f"cdc_feed_{keys}"
@@ -112,7 +112,7 @@ def measure_size(spark, lakehouse: Lakehouse, feed: ChangeFeed, batches: int, fi
         results[stored_as] = Measured(keys, stored_as, load_s=time.perf_counter() - load_started)
         print(f"  {stored_as}: {keys} rows loaded in bulk in {results[stored_as].load_s:.1f} s", flush=True)
 
-    from python_runners.runtime.delta import tables as delta_tables
+    from dbt_spark_streaming.delta import tables as delta_tables
     for round_ in range(1 + batches):
         append_changes(spark, source, feed.next_batch())
         # Alternate the order, so neither always runs right after the other (GC, caches).

@@ -29,7 +29,7 @@ from typing import Callable, Iterator
 from delta.tables import DeltaMergeBuilder
 
 from bench.harness.phases import BatchClock
-from python_runners.runtime.writes import apply_changes, scd1, scd2
+from dbt_spark_streaming.writes import apply_changes, scd1, scd2
 
 PHASES = ("change_rows", "source", "merge", "tombstones", "other")
 

@@ -11,7 +11,7 @@ from bench.expectations.foreach_batch_clock import ForeachBatchClock
 from bench.expectations.jvm_cpu import cpu_seconds, jvm_pid
 from bench.expectations.rows import Expected, Variant
 from bench.harness.stats import medians
-from python_runners.runtime.lakehouse import Lakehouse
+from dbt_spark_streaming.lakehouse import Lakehouse
 
 SCHEMA = "bench"
 SOURCE = f"{SCHEMA}.recordings"
@@ -52,10 +52,10 @@ def one_batch(spark, lakehouse: Lakehouse, variant: Variant, round_: int, clock:
               should: Expected, rows: int) -> Batch:
     """The source streamed once through a new table and checkpoint; its tables and counts checked."""
     from bench.harness.catch_up import run_to_end
-    from python_runners.runtime.config.streaming_table import StreamingTableConfig
-    from python_runners.runtime.config.triggers import AVAILABLE_NOW
-    from python_runners.runtime.progress.batch import batches_of
-    from python_runners.runtime.writes.streaming import StreamingWrite
+    from dbt_spark_streaming.config.streaming_table import StreamingTableConfig
+    from dbt_spark_streaming.config.triggers import AVAILABLE_NOW
+    from dbt_spark_streaming.progress.batch import batches_of
+    from dbt_spark_streaming.writes.streaming import StreamingWrite
 
     model = f"{variant.name}_{round_}"
     config = StreamingTableConfig(
@@ -96,7 +96,7 @@ def check_batch(spark, write, batches, should: Expected, rows: int) -> list[str]
     """What differs between the batch's tables and counts and what the data says; empty when nothing."""
     from pyspark.sql import functions as F
 
-    from python_runners.runtime.config.expectations import FAILED_COLUMN, ExpectationCounts
+    from dbt_spark_streaming.config.expectations import FAILED_COLUMN, ExpectationCounts
 
     problems = []
     if [batch.input_rows for batch in batches] != [rows]:

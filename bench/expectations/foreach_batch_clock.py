@@ -19,7 +19,7 @@ from pyspark.sql import DataFrameWriter
 from pyspark.sql.streaming import DataStreamWriter
 
 from bench.harness.phases import BatchClock
-from python_runners.runtime.config.expectations import QUARANTINE_SUFFIX
+from dbt_spark_streaming.config.expectations import QUARANTINE_SUFFIX
 
 
 class ForeachBatchClock(BatchClock):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from python_runners.runtime.config.expectations import Expectations
+from dbt_spark_streaming.config.expectations import Expectations
 
 START = 1767225600  # 2026-01-01, epoch seconds
 FUTURE = 4102444800  # 2100-01-01

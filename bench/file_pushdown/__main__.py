@@ -5,7 +5,7 @@
 With `spark.sql.json.filterPushdown.enabled` (and its csv twin) on, a model's WHERE is checked
 while each line is parsed, and a line it rejects never reaches the scan's output: the query's
 `numInputRows`, which a streaming model's run line reports as "rows in", then counts only the
-lines the filter kept. The project's session turns both off (python_runners/runtime/session.py)
+lines the filter kept. The project's session turns both off (adapter/dbt_spark_streaming/session.py)
 so that "rows in" is every line read; this measures what that costs.
 
 On a lakehouse of its own (.lakehouse/bench/file_filter_pushdown, emptied at the start), --lines

@@ -12,10 +12,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from bench.harness.rows_read import rows_read_by_run
-from python_runners.runtime.delta import tables as delta_tables
-from python_runners.runtime.errors import explain
-from python_runners.runtime.progress.batch import batches_of
-from python_runners.runtime.writes.streaming import StreamingWrite, start_streaming_write
+from dbt_spark_streaming.delta import tables as delta_tables
+from dbt_spark_streaming.errors import explain
+from dbt_spark_streaming.progress.batch import batches_of
+from dbt_spark_streaming.writes.streaming import StreamingWrite, start_streaming_write
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from python_runners.runtime.lakehouse import REPO_ROOT
+from python_runners import REPO_ROOT
 
 BENCHMARKS_DOC = REPO_ROOT / "docs" / "BENCHMARKS.md"
 NOT_RUN = "_Not run in this benchmark run (left out with `--parts`)._"

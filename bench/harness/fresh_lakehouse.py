@@ -5,8 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from python_runners.runtime import run_lock
-from python_runners.runtime.lakehouse import REPO_ROOT
+from dbt_spark_streaming import run_lock
+from python_runners import REPO_ROOT
 from python_runners.testing.separate_lakehouse import use_separate_lakehouse
 
 BENCH_ROOT = REPO_ROOT / ".lakehouse" / "bench"
@@ -26,7 +26,7 @@ def empty_folder(name: str) -> Path:
 
 
 def use_fresh_bench_lakehouse(name: str) -> str:
-    """Point LAKEHOUSE_DIR at an empty bench folder; call before python_runners.runtime.session builds a session.
+    """Point LAKEHOUSE_DIR at an empty bench folder; call before dbt_spark_streaming.session builds a session.
 
     The lakehouse's run lock is taken first, so a second benchmark started meanwhile stops with
     the usual "in use" message instead of wiping the folder under the first one.
@@ -49,8 +49,8 @@ def fresh_session(name: str):
     """The project's Spark session on an empty .lakehouse/bench/<name>, and that Lakehouse."""
     use_fresh_bench_lakehouse(name)
     # Imported only now, so nothing can build a session before LAKEHOUSE_DIR points at the bench.
-    from python_runners.runtime.lakehouse import Lakehouse
-    from python_runners.runtime.session import get_or_create_session
+    from dbt_spark_streaming.lakehouse import Lakehouse
+    from dbt_spark_streaming.session import get_or_create_session
 
     lakehouse = Lakehouse.from_env()
     return get_or_create_session(lakehouse), lakehouse

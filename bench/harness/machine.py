@@ -8,7 +8,7 @@ import subprocess
 from importlib.metadata import version
 from pathlib import Path
 
-from python_runners.runtime.lakehouse import REPO_ROOT
+from python_runners import REPO_ROOT
 
 PACKAGES = ("pyspark", "delta-spark", "dbt-core", "dbt-spark", "sqlfluff")
 
@@ -24,7 +24,7 @@ def describe() -> dict:
         "packages": {package: version(package) for package in PACKAGES},
         "spark": "local[*], spark.sql.shuffle.partitions="
                  + os.environ.get("SPARK_SHUFFLE_PARTITIONS", "4")
-                 + " (the project's session settings, python_runners/runtime/session.py)",
+                 + " (the project's session settings, adapter/dbt_spark_streaming/session.py)",
     }
 
 
@@ -50,7 +50,7 @@ def code_version() -> str:
             return ""
     commit = git("rev-parse", "--short", "HEAD") or "unknown"
     changed = [line.split(maxsplit=1)[-1]
-               for line in git("status", "--porcelain", "--", "python_runners/runtime").splitlines()]
+               for line in git("status", "--porcelain", "--", "adapter/dbt_spark_streaming").splitlines()]
     return commit + (f" with uncommitted changes to {', '.join(changed)}" if changed else "")
 
 

@@ -20,7 +20,7 @@ from typing import Callable
 from pyspark.sql import DataFrame, SparkSession
 
 from bench.harness.fresh_lakehouse import bench_folder, fresh_session
-from python_runners.runtime.writes.batch_marks import batch_mark
+from dbt_spark_streaming.writes.batch_marks import batch_mark
 
 WARM_UP = 5
 Write = Callable[[DataFrame, int, str], None]

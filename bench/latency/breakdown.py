@@ -17,7 +17,7 @@ import json
 import os
 from pathlib import Path
 
-from python_runners.runtime.lakehouse import ROOT_VARIABLE
+from dbt_spark_streaming.lakehouse import ROOT_VARIABLE
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,10 +26,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--result", type=Path, required=True)
     args = parser.parse_args(argv)
     os.environ[ROOT_VARIABLE] = args.lakehouse
-    from python_runners.runtime.lakehouse import Lakehouse
-    from python_runners.runtime.progress.batch import BatchProgress
-    from python_runners.runtime.progress.table import table_location
-    from python_runners.runtime.session import get_or_create_session
+    from dbt_spark_streaming.lakehouse import Lakehouse
+    from dbt_spark_streaming.progress.batch import BatchProgress
+    from dbt_spark_streaming.progress.table import table_location
+    from dbt_spark_streaming.session import get_or_create_session
 
     lakehouse = Lakehouse.from_env()
     spark = get_or_create_session(lakehouse)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from python_runners.runtime.writes.batch_marks import recorded_batch_in
+from dbt_spark_streaming.writes.batch_marks import recorded_batch_in
 from python_runners.testing.delta_log import CommitFile, commit_files
 
 
@@ -18,7 +18,7 @@ class Commit:
     version: int
     visible_at: float  # the commit file's mtime, epoch seconds: the moment readers can see it
     max_value: float | None  # of the watched column over the table's files added by this commit
-    batch_id: int | None = None  # the streaming write's micro-batch (python_runners/runtime/writes/batch_marks.py)
+    batch_id: int | None = None  # the streaming write's micro-batch (adapter/dbt_spark_streaming/writes/batch_marks.py)
 
     def holds(self, value: float) -> bool:
         """Whether the commit's files reach `value` in the watched column."""

@@ -8,7 +8,7 @@ reach that device id is the moment file i became visible in gold. The time from 
 rename into the landing folder to that commit file's mtime is its latency.
 
 The same statistics in bronze's and silver's commits time each hop; each commit's micro-batch
-(python_runners/runtime/writes/batch_marks.py) and that batch's progress (bench/latency/breakdown.py) split a hop into the
+(adapter/dbt_spark_streaming/writes/batch_marks.py) and that batch's progress (bench/latency/breakdown.py) split a hop into the
 wait before the batch started and the batch's own phases. The service's status file adds the
 time its own code took (listener, progress flush, status file).
 """
@@ -25,8 +25,8 @@ from bench.harness.fresh_lakehouse import empty_folder
 from bench.harness.stats import medians
 from bench.latency.gold_commits import Commit, commits
 from python_runners.demo.data import FIRST_BATCH_EPOCH, RECORDINGS_FOLDER, STATUS_FOLDER
-from python_runners.runtime.progress import status_file as service_status
-from python_runners.runtime.lakehouse import Lakehouse
+from dbt_spark_streaming.progress import status_file as service_status
+from dbt_spark_streaming.lakehouse import Lakehouse
 from python_runners.testing.dbt_process import dbt_command
 from python_runners.testing.landing import land_json_lines
 from python_runners.testing.separate_lakehouse import separate_lakehouse_env

@@ -12,10 +12,10 @@ from typing import Mapping
 from pyspark.sql import SparkSession
 
 from bench.modes.batch_shapes import BatchShape
-from python_runners.runtime.lakehouse import Lakehouse
-from python_runners.runtime.config.streaming_table import StreamingTableConfig
-from python_runners.runtime.writes.streaming import StreamingWrite
-from python_runners.runtime.config.triggers import AVAILABLE_NOW
+from dbt_spark_streaming.lakehouse import Lakehouse
+from dbt_spark_streaming.config.streaming_table import StreamingTableConfig
+from dbt_spark_streaming.writes.streaming import StreamingWrite
+from dbt_spark_streaming.config.triggers import AVAILABLE_NOW
 
 SCHEMA = "bench"
 

@@ -13,7 +13,7 @@ from bench.modes.batch_shapes import BatchShape
 from bench.modes.key_totals_model import COMPLETE, KeyTotalsModel, Variant
 from bench.modes.mode_results import ModeResults
 from bench.modes.source_batches import ChangedBatchShape
-from python_runners.runtime.lakehouse import Lakehouse
+from dbt_spark_streaming.lakehouse import Lakehouse
 
 
 def measure_size(

@@ -17,7 +17,7 @@ import json  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from python_runners.ops.dbt_invocation import run_dbt, target_args  # noqa: E402
-from python_runners.runtime.session import get_or_create_session  # noqa: E402
+from dbt_spark_streaming.session import get_or_create_session  # noqa: E402
 
 from bench.harness.dbt_timing import execute_seconds  # noqa: E402
 from bench.overhead.selection import SEED, STREAMING_MODELS, gold_rows  # noqa: E402
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def streams_from_progress_table(spark) -> dict:
     """Per model: rows read, batches and their summed duration, as the progress table recorded them."""
-    from python_runners.runtime.progress.table import table_name
+    from dbt_spark_streaming.progress.table import table_name
 
     rows = spark.sql(f"""
         select model, sum(num_input_rows) as rows, count(*) as batches,

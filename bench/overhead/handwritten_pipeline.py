@@ -24,8 +24,9 @@ from pyspark.sql import SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
 
 from bench.overhead.selection import gold_rows  # noqa: E402
-from python_runners.runtime.lakehouse import REPO_ROOT, Lakehouse  # noqa: E402
-from python_runners.runtime.session import session_conf  # noqa: E402
+from dbt_spark_streaming.lakehouse import Lakehouse  # noqa: E402
+from python_runners import REPO_ROOT  # noqa: E402
+from dbt_spark_streaming.session import session_conf  # noqa: E402
 
 RECORDING_SCHEMA = (
     "recording_id string, device_id int, mrn bigint, time bigint, heartbeat double, "

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from bench.harness.child_process import alternating_pairs, module_command, run_child, timed_child
 from bench.harness.fresh_lakehouse import empty_folder
-from python_runners.runtime.lakehouse import PART_VARIABLES
+from dbt_spark_streaming.lakehouse import PART_VARIABLES
 from python_runners.testing.dbt_process import dbt_command
 from python_runners.testing.separate_lakehouse import separate_lakehouse_env
 

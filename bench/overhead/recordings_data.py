@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     use_separate_lakehouse(os.path.join(args.folder, ".generator"))  # its metastore, not ours
-    from python_runners.runtime.session import get_or_create_session
+    from dbt_spark_streaming.session import get_or_create_session
 
     spark = get_or_create_session()
     recordings = spark.range(args.rows).selectExpr(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from python_runners.runtime.lakehouse import REPO_ROOT
+from python_runners import PROJECT_MACROS, REPO_ROOT
 
 PROJECT = "bench_recompute"
 # variant -> the schema its tables go to
@@ -92,7 +92,7 @@ def write_project(root: Path) -> Path:
         name: {PROJECT}
         config-version: 2
         profile: streaming_lakehouse
-        macro-paths: ["{REPO_ROOT / 'macros'}"]
+        macro-paths: ["{REPO_ROOT / 'macros'}", "{PROJECT_MACROS}"]
         models:
           {PROJECT}:
             +file_format: delta

@@ -72,7 +72,7 @@ def _fixed_cost_lines(result: dict) -> list[str]:
              "C: `bench/run_cost/plain_start.py`, a plain PySpark session (Delta's extension and "
              "catalog, Delta's jars on `spark.jars`, Hive support, Derby) and `show tables`; D: B "
              "with `SPARK_CLASS_DATA_SHARING=off` (the JVM without the class-data archive of "
-             "`python_runners/runtime/jvm_options.py`, as before it). 1% new: on the same lakehouse, "
+             "`adapter/dbt_spark_streaming/jvm_options.py`, as before it). 1% new: on the same lakehouse, "
              f"{noop['one_pct']['history_rows']:,} recordings landed and run once through bronze_recordings, "
              "silver_recordings and device_counts (complete mode; not measured), then "
              f"a fresh `dbt run` of those three after {noop['one_pct']['new_rows']:,} new "
@@ -106,12 +106,12 @@ def _noop_lines(result: dict, noop: dict) -> list[str]:
         "and models already took everything landed, and one `dbt run` after it ran what a first run "
         "leaves for the next (a stateful model's batch past its input's initial snapshot), so nothing "
         "is new (`bench/run_cost/noop_run.py`); B: "
-        "`python_runners.runtime.session.get_or_create_session()` and `show tables` on the same lakehouse "
+        "`dbt_spark_streaming.session.get_or_create_session()` and `show tables` on the same lakehouse "
         f"(`bench/run_cost/session_start.py`). Fresh processes, A B A B ... ({result['noop']['pairs']} of "
         "each), wall timed from outside; **noop_over_start = "
         f"{noop['noop_over_start']:.2f}** (median wall A / median wall B). Phases, median of each "
         "(from the parent starting the process; a model's time is dbt's execute timing, the "
-        "session start `python_runners.runtime.session.startup_seconds`; the remainder is what the "
+        "session start `dbt_spark_streaming.session.startup_seconds`; the remainder is what the "
         "process took after its last step, mostly stopping the JVM):", "",
     ]
 

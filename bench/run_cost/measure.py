@@ -3,7 +3,7 @@
 - no-op: the demo's `dbt run` of its streaming and cdc models after everything is built, so
   nothing is new (bench/run_cost/noop_run.py), against the project's session start plus `show
   tables` (bench/run_cost/session_start.py), the same without the class-data archive (the JVM
-  before python_runners/runtime/jvm_options.py) and a plain PySpark session with Delta and Hive
+  before adapter/dbt_spark_streaming/jvm_options.py) and a plain PySpark session with Delta and Hive
   (bench/run_cost/plain_start.py); fresh processes in the order A B C D A B C D ..., on one
   lakehouse, timed from here; each side's split in phases.
 - 1% new: on the same lakehouse, 1,000,000 recordings of history landed and run once through
@@ -23,7 +23,7 @@ from typing import Callable
 from bench.harness.child_process import alternating_pairs, child_run, module_command, run_child, timed_child
 from bench.harness.fresh_lakehouse import empty_folder
 from bench.harness.run import Run
-from python_runners.runtime.jvm_options import SHARING_VARIABLE
+from dbt_spark_streaming.jvm_options import SHARING_VARIABLE
 from python_runners.testing.separate_lakehouse import separate_lakehouse_env
 
 NOOP_RUN = "bench.run_cost.noop_run"

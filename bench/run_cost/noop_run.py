@@ -9,7 +9,7 @@ and the models (no data tests), then `dbt run` once, so every `dbt run` after it
 and nothing left over from the first. Without: one `dbt run`
 of all the demo's models, as a user types it, and its split written to --result: Python's start
 and imports (from the moment the parent started this process), the Spark session's start
-(python_runners.runtime.session.startup_seconds, 0 when the run started none), each model's execution and
+(dbt_spark_streaming.session.startup_seconds, 0 when the run started none), each model's execution and
 the on-run-end hooks (dbt's run results), and dbt's whole time (parse, compile and the rest are
 what it holds beyond those).
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from bench.harness.child_process import seconds_since_spawn, spawned_at
 from bench.harness.dbt_timing import node_seconds
-from python_runners.runtime import session
+from dbt_spark_streaming import session
 from python_runners.ops.dbt_invocation import run_dbt, target_args
 
 

@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from pyspark.sql import SparkSession
 
-    from python_runners.runtime.classpath import JARS_DIR
+    from dbt_spark_streaming.classpath import JARS_DIR
 
     imports_s = main_started - spawned_at()
     args.folder.mkdir(parents=True, exist_ok=True)

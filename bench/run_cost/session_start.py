@@ -1,7 +1,7 @@
 """Run-cost part, no-op side B: a bare Spark session's start and one metastore query, in a process of its own.
 
 What the no-op `dbt run` (bench/run_cost/noop_run.py) is held against: the project's session
-(python_runners.runtime.session.get_or_create_session) on the same lakehouse, then `show tables`.
+(dbt_spark_streaming.session.get_or_create_session) on the same lakehouse, then `show tables`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from bench.harness.child_process import seconds_since_spawn, spawned_at
 from bench.run_cost.plain_start import query_and_write_split
-from python_runners.runtime import session
+from dbt_spark_streaming import session
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     # Imported only now, so nothing can build a session before LAKEHOUSE_DIR points at the bench.
     from python_runners.demo.pipeline import land
     from python_runners.ops.dbt_invocation import describe_failure, invoke_dbt, target_args
-    from python_runners.runtime import session
+    from dbt_spark_streaming import session
 
     # dbt's target and log in the bench's folder: the repository's target/ is left alone.
     paths = target_args(bench_folder("unit_tests") / "target")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from python_runners.demo.recording_rules import Checked, check
-from python_runners.runtime.lakehouse import Lakehouse
+from dbt_spark_streaming.lakehouse import Lakehouse
 from python_runners.testing.landing import land_json_lines
 
 RECORDINGS_FOLDER = "recordings"

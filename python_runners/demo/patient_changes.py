@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from python_runners.demo.data import FIRST_BATCH_EPOCH, PATIENTS
-from python_runners.runtime.lakehouse import REPO_ROOT, Lakehouse
+from dbt_spark_streaming.lakehouse import Lakehouse
+from python_runners import REPO_ROOT
 from python_runners.testing.landing import land_json_lines
 
 PATIENT_CHANGES_FOLDER = "patient_changes"

@@ -12,8 +12,8 @@ from __future__ import annotations
 from python_runners.ops.dbt_invocation import run_dbt
 from python_runners.demo.data import land_batch, land_status_reports
 from python_runners.demo.patient_changes import land_patient_changes
-from python_runners.runtime.lakehouse import Lakehouse
-from python_runners.runtime.session import get_or_create_session
+from dbt_spark_streaming.lakehouse import Lakehouse
+from dbt_spark_streaming.session import get_or_create_session
 
 
 def show_gold(title: str) -> None:

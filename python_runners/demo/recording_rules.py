@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Optional
 
-from python_runners.runtime.lakehouse import REPO_ROOT
+from python_runners import REPO_ROOT
 
 LOWEST_PLAUSIBLE_HEARTBEAT = 20
 HIGHEST_PLAUSIBLE_HEARTBEAT = 250

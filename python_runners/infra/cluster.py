@@ -12,8 +12,8 @@ import sys
 
 from python_runners.infra import postgres_metastore
 from python_runners.infra import standalone_cluster
-from python_runners.runtime.lakehouse import Lakehouse
-from python_runners.runtime.metastore import URL_VARIABLE
+from dbt_spark_streaming.lakehouse import Lakehouse
+from dbt_spark_streaming.metastore import URL_VARIABLE
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:

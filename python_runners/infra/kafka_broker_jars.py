@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from python_runners.infra.maven import copy_maven_dependencies
-from python_runners.runtime.lakehouse import REPO_ROOT
+from python_runners import REPO_ROOT
 
 POM = REPO_ROOT / "jars" / "kafka-broker" / "pom.xml"
 JARS_DIR = Path(os.environ.get("KAFKA_BROKER_JARS_DIR", REPO_ROOT / ".jars-kafka-broker"))

@@ -6,23 +6,21 @@ Spark session starts without the network.
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 from pathlib import Path
 from typing import Callable
 
-from python_runners.runtime.classpath import JARS_DIR, PYSPARK_JARS, jar_paths
-from python_runners.runtime.lakehouse import REPO_ROOT
+from dbt_spark_streaming.classpath import JARS_DIR, PYSPARK_JARS, artifact_name, artifact_names, jar_paths
+from python_runners import REPO_ROOT
 
 POM = REPO_ROOT / "jars" / "pom.xml"
-_VERSIONED_JAR = re.compile(r"^(?P<artifact>.+?)-(?P<version>\d[^-]*(?:-[^-]+)*)\.jar$")
 
 
 def fetch() -> list[str]:
     """Copy the pinned jars and their runtime dependencies, minus what pyspark already ships."""
-    shipped = _artifact_names(PYSPARK_JARS)
-    copy_maven_dependencies(POM, JARS_DIR, keep=lambda jar: _artifact_name(jar.name) not in shipped)
+    shipped = artifact_names(PYSPARK_JARS.glob("*.jar"))
+    copy_maven_dependencies(POM, JARS_DIR, keep=lambda jar: artifact_name(jar.name) not in shipped)
     return jar_paths()
 
 
@@ -48,12 +46,3 @@ def copy_maven_dependencies(
             jar.unlink()
     shutil.rmtree(folder, ignore_errors=True)
     staging.rename(folder)
-
-
-def _artifact_name(file_name: str) -> str:
-    match = _VERSIONED_JAR.match(file_name)
-    return match.group("artifact") if match else file_name
-
-
-def _artifact_names(folder: Path) -> set[str]:
-    return {_artifact_name(jar.name) for jar in folder.glob("*.jar")}

@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 from typing import Optional, Sequence
 
-from python_runners.runtime.lakehouse import Lakehouse
+from dbt_spark_streaming.lakehouse import Lakehouse
 
 DATABASE = "metastore"
 ROLE = "hive"

@@ -9,7 +9,7 @@ from typing import Callable, Optional, Sequence
 from dbt.cli.main import dbtRunner, dbtRunnerResult
 from dbt_common.events.base_types import EventMsg
 
-from python_runners.runtime.lakehouse import REPO_ROOT
+from python_runners import REPO_ROOT
 
 PROFILES_DIR = REPO_ROOT / "profiles"
 

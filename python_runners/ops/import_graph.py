@@ -3,8 +3,8 @@
 attributes each module uses, and the import circles. `make lint`'s rules (import_rules.py) are
 checked on it.
 
-A module is named by its path from the repository (python_runners/runtime/session.py is
-python_runners.runtime.session). `from a import b`, where a.b is a module, imports a.b.
+A module is named by its path from the repository (adapter/dbt_spark_streaming/session.py is
+dbt_spark_streaming.session). `from a import b`, where a.b is a module, imports a.b.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ class Import:
 
 @dataclass
 class Module:
-    name: str  # dotted, from the repository: python_runners.runtime.session, adapter.dbt...
+    name: str  # dotted, as imported: dbt_spark_streaming.session, python_runners.ops.lint
     path: Path  # relative to the repository
     is_package: bool
     imports: list[Import] = field(default_factory=list)
@@ -40,9 +40,12 @@ def read_modules(repo: Path, roots: Sequence[str]) -> tuple[dict[str, Module], l
     trees: dict[str, ast.AST] = {}
     broken = []
     for root in roots:
+        # A root that is a package (python_runners/) is named from the repository; one that only
+        # holds packages (adapter/) from itself, as Python imports them once it is installed.
+        base = repo if (repo / root / "__init__.py").exists() else repo / root
         for path in sorted((repo / root).rglob("*.py")):
             relative = path.relative_to(repo)
-            parts = list(relative.with_suffix("").parts)
+            parts = list(path.relative_to(base).with_suffix("").parts)
             is_package = parts[-1] == "__init__"
             name = ".".join(parts[:-1] if is_package else parts)
             try:
@@ -133,14 +136,14 @@ def within(name: str, prefixes: Iterable[str]) -> bool:
     return any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes)
 
 
-def circles(modules: dict[str, Module], package: str = "python_runners") -> list[list[str]]:
-    """The import circles among `package`'s modules: for each module in one, the shortest circle
-    through it (each circle once), as [a, b, ..., a]."""
+def circles(modules: dict[str, Module], packages: Sequence[str] = ("python_runners",)) -> list[list[str]]:
+    """The import circles among the modules of `packages`: for each module in one, the shortest
+    circle through it (each circle once), as [a, b, ..., a]."""
     graph = {
         name: sorted({item.target for item in module.imports
-                      if item.target in modules and within(item.target, [package])})
+                      if item.target in modules and within(item.target, packages)})
         for name, module in modules.items()
-        if within(name, [package])
+        if within(name, packages)
     }
     found: dict[tuple[str, ...], list[str]] = {}
     for start in sorted(graph):

@@ -1,16 +1,16 @@
 """`make lint`'s import rules: `python -m python_runners.ops.import_rules [REPO]`.
 
-Reads every .py file under python_runners/ (and adapter/, when there is one) with `ast`, every
-import in it (at the top, inside functions, under `if TYPE_CHECKING:`; import_graph.py), and
-checks:
+Reads every .py file under python_runners/ (and adapter/, when there is one: the installable
+runtime dbt_spark_streaming and the dbt plugin) with `ast`, every import in it (at the top,
+inside functions, under `if TYPE_CHECKING:`; import_graph.py), and checks:
 
-1. no import circle among python_runners' modules;
+1. no import circle among python_runners' modules or the runtime's;
 2. the rules below (`IMPORT_RULES`, `HANDLE_RULES`): which room imports what, and where py4j's
    handles on the JVM may be used;
 3. the runtime's root holds only the modules in `ROOT_MODULES`; anything else lives in a room.
 
-`from python_runners.runtime import X`, where X is a module, is an import of that module. The
-runtime's face (python_runners/runtime/__init__.py) imports its names by strings, when first
+`from dbt_spark_streaming import X`, where X is a module, is an import of that module. The
+runtime's face (adapter/dbt_spark_streaming/__init__.py) imports its names by strings, when first
 used: it has no imports to check. Exits 1 and says what breaks a rule, and where; adding a
 rule is one line in a table below.
 """
@@ -24,7 +24,7 @@ from typing import Optional, Sequence
 
 from python_runners.ops.import_graph import Import, Module, circles, read_modules, within
 
-RT = "python_runners.runtime"
+RT = "dbt_spark_streaming"  # the runtime, installed with the adapter (adapter/)
 
 
 def _under(package: str, *names: str) -> tuple[str, ...]:
@@ -51,16 +51,20 @@ class HandleRule:
     why: str
 
 
+ADAPTER = "dbt.adapters.spark_streaming"
+
 IMPORT_RULES: tuple[ImportRule, ...] = (
     ImportRule(f"{RT}.config", _under(RT, "writes", "run", "lifecycle", "sources", "delta", "progress"),
                "config is read without Spark: by dbt's parse, `make lint` and the unit tier"),
     ImportRule(f"{RT}.writes", _under(RT, "run", "lifecycle"),
                "writes start queries and know nothing of the run, redeploys or interruption"),
-    ImportRule(RT, _under("python_runners", "ops", "infra", "demo", "testing"),
-               "the runtime is what runs inside dbt; ops, infra, demo and testing are tools around it"),
-    ImportRule("adapter", ("python_runners",),
+    ImportRule(RT, ("python_runners",),
+               "the runtime is installed without this repository; ops, infra, demo and testing are "
+               "this repository's tools around it"),
+    ImportRule(ADAPTER, ("python_runners",), "the adapter is installed without this repository"),
+    ImportRule(ADAPTER, (RT,),
                "the adapter uses only the names the runtime's face exports, so the modules under it "
-               "can move and split", allowed=("from python_runners import runtime",)),
+               "can move and split", allowed=("import dbt_spark_streaming as runtime",)),
 )
 
 HANDLE_RULES: tuple[HandleRule, ...] = (
@@ -71,7 +75,7 @@ HANDLE_RULES: tuple[HandleRule, ...] = (
 
 # The runtime's root: the face and what every room uses. Any other module lives in a room.
 ROOT_MODULES = ("__init__", "session", "errors", "lakehouse", "classpath", "metastore", "run_lock",
-                "jvm_options")
+                "jvm_options", "command_line")
 ROOMS = {
     "config": "model config, settings; read without Spark",
     "lifecycle": "full refresh, checkpoints, reset, redeploy, query changes",
@@ -83,6 +87,7 @@ ROOMS = {
 }
 
 ROOTS = ("python_runners", "adapter")  # folders of the repository read; adapter/ is optional
+PACKAGES = ("python_runners", RT)  # where import circles are looked for
 
 
 def _said(item: Import) -> str:
@@ -91,7 +96,7 @@ def _said(item: Import) -> str:
 
 def circle_problems(modules: dict[str, Module]) -> list[str]:
     said = []
-    for circle in circles(modules):
+    for circle in circles(modules, PACKAGES):
         lines = [f"import circle: {' -> '.join(circle)}"]
         for importer, imported in zip(circle, circle[1:]):
             module = modules[importer]
@@ -152,8 +157,14 @@ def _rule_text(rule: ImportRule, modules: dict[str, Module]) -> str:
 
 
 def _as_path(name: str, modules: dict[str, Module]) -> str:
-    """python_runners.runtime.writes -> runtime/writes/; ...runtime.session -> runtime/session.py."""
-    shown = name.removeprefix("python_runners.").replace(".", "/")
+    """dbt_spark_streaming.writes -> runtime/writes/; ...session -> runtime/session.py;
+    python_runners.ops -> ops/; the adapter's modules under adapter/."""
+    if within(name, [RT]):
+        shown = "runtime" + name.removeprefix(RT).replace(".", "/")
+    elif within(name, [ADAPTER]):
+        shown = "adapter/" + name.replace(".", "/")
+    else:
+        shown = name.removeprefix("python_runners.").replace(".", "/")
     return f"{shown}.py" if name in modules and not modules[name].is_package else f"{shown}/"
 
 

@@ -19,10 +19,10 @@ from typing import Iterator
 from sqlfluff.core import FluffConfig, Linter
 
 from python_runners.ops.dbt_invocation import run_dbt, target_args
-from python_runners.runtime.errors import ConfigError, cannot_run
-from python_runners.runtime.lakehouse import REPO_ROOT
-from python_runners.runtime.config.materializations import STREAM_MATERIALIZATIONS
-from python_runners.runtime.config.model import read_model_config
+from dbt_spark_streaming.errors import ConfigError, cannot_run
+from python_runners import REPO_ROOT
+from dbt_spark_streaming.config.materializations import STREAM_MATERIALIZATIONS
+from dbt_spark_streaming.config.model import read_model_config
 
 
 @dataclass(frozen=True)

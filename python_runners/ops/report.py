@@ -28,8 +28,8 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from python_runners.runtime.progress import table as progress_table  # noqa: E402
-from python_runners.runtime.lakehouse import Lakehouse  # noqa: E402
+from dbt_spark_streaming.progress import table as progress_table  # noqa: E402
+from dbt_spark_streaming.lakehouse import Lakehouse  # noqa: E402
 
 GAP = timedelta(minutes=2)
 COLUMNS = ("model", "batch_timestamp", "num_input_rows", "processed_rows_per_second", "batch_duration_ms")
@@ -78,7 +78,7 @@ def _reader_session():
     lakehouse lock (reading does not conflict with the running pipeline)."""
     from pyspark.sql import SparkSession
 
-    from python_runners.runtime.session import session_conf
+    from dbt_spark_streaming.session import session_conf
 
     conf = session_conf(Lakehouse.from_env(), "local[1]")
     for key in ("spark.sql.catalogImplementation", "spark.hadoop.javax.jdo.option.ConnectionURL"):

@@ -13,7 +13,7 @@ from typing import Sequence
 
 from python_runners.ops.operation_command import operation_parser, run_operation
 
-from python_runners.runtime.lifecycle.checkpoint_reset import CheckpointResetError, StartingPoint
+from dbt_spark_streaming.lifecycle.checkpoint_reset import CheckpointResetError, StartingPoint
 
 
 def parser() -> argparse.ArgumentParser:

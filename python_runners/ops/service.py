@@ -6,7 +6,7 @@
 
 `start` is `dbt run` with the trigger for every streaming model, in the foreground: each model
 catches up, then its query keeps running; a query that fails is restarted with backoff
-(python_runners/runtime/run/serving.py). `status` and `stop` work from any other shell: `status` reads the
+(adapter/dbt_spark_streaming/run/serving.py). `status` and `stop` work from any other shell: `status` reads the
 file the service keeps up to date, `stop` sends SIGTERM (each query stops after its current batch).
 For a model with expectations, `status` says what they did in its last batch and since the
 service started.
@@ -20,9 +20,9 @@ import signal
 import sys
 from typing import Optional, Sequence
 
-from python_runners.runtime.config.expectations import ExpectationCounts, expectations_said
-from python_runners.runtime.progress import status_file as service_status
-from python_runners.runtime.lakehouse import Lakehouse
+from dbt_spark_streaming.config.expectations import ExpectationCounts, expectations_said
+from dbt_spark_streaming.progress import status_file as service_status
+from dbt_spark_streaming.lakehouse import Lakehouse
 
 DEFAULT_TRIGGER = "500 milliseconds"  # as `make serve` and the latency benchmark
 STOP_TIMEOUT_SECONDS = 180
@@ -57,7 +57,7 @@ def start(lakehouse: Lakehouse, trigger: str, select: Optional[Sequence[str]], p
         return 1
     status_file = service_status.StatusFile(lakehouse)
     status_file.write(state="starting")  # before dbt's import and parse, which take seconds
-    from python_runners.runtime.run.streaming_run import StreamingRun  # with pyspark and dbt, slow to import
+    from dbt_spark_streaming.run.streaming_run import StreamingRun  # with pyspark and dbt, slow to import
     from python_runners.ops.dbt_invocation import invoke_dbt, describe_failure
 
     def catching_up(event) -> None:

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from typing import Mapping, Sequence
 
-from python_runners.runtime.lakehouse import REPO_ROOT
+from python_runners import REPO_ROOT
 
 
 def python_runners_command(*args: str) -> list[str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from python_runners.ops.dbt_invocation import PROFILES_DIR, target_args
-from python_runners.runtime.lakehouse import REPO_ROOT
+from python_runners import REPO_ROOT
 
 DBT = str(Path(sys.executable).with_name("dbt"))
 

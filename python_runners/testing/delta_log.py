@@ -2,8 +2,8 @@
 
 The chaos run, the tests that kill a run on a commit and the latency benchmark watch tables that
 another process writes, from processes without a Spark session (a Derby metastore admits one
-JVM). Inside a run, python_runners.runtime.delta.tables reads the same log through Delta itself;
-which micro-batch a commit holds is python_runners.runtime.writes.batch_marks' to say.
+JVM). Inside a run, dbt_spark_streaming.delta.tables reads the same log through Delta itself;
+which micro-batch a commit holds is dbt_spark_streaming.writes.batch_marks' to say.
 """
 
 from __future__ import annotations

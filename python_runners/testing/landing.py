@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from python_runners.runtime.lakehouse import Lakehouse
+from dbt_spark_streaming.lakehouse import Lakehouse
 
 
 def landing_folder(lakehouse: Lakehouse, path: str) -> Path:

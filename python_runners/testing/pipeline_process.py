@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from python_runners.runtime.lakehouse import REPO_ROOT
+from python_runners import REPO_ROOT
 from python_runners.testing import delta_log
 from python_runners.testing.dbt_process import dbt_command
 from python_runners.testing.logged_process import LoggedProcess

@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 from python_runners.demo import recording_rules
 from python_runners.demo.data import RECORDING_SCHEMA
 from python_runners.demo.patient_changes import DISCHARGE, PATIENT_CHANGES_FOLDER
-from python_runners.runtime.config.expectations import FAILED_COLUMN
+from dbt_spark_streaming.config.expectations import FAILED_COLUMN
 from python_runners.testing.cdc_reference import scd1, scd2
 
 QUARANTINE_TABLE = "silver.silver_recordings__quarantine"

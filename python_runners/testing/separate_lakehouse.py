@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Mapping
 
-from python_runners.runtime.lakehouse import ROOT_VARIABLE
+from dbt_spark_streaming.lakehouse import ROOT_VARIABLE
 
 _LAKEHOUSE_VARIABLES = "LAKEHOUSE_"  # LAKEHOUSE_DIR, its parts (LAKEHOUSE_*_DIR), the metastore URL
 

@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from python_runners.runtime.lakehouse import REPO_ROOT
+from python_runners import REPO_ROOT
 from python_runners.testing.command_line import python_runners_command, run_command_line
 from python_runners.testing.logged_process import LoggedProcess
 

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from python_runners.runtime.config.backfills import Backfill, BackfillConfigError
-from python_runners.runtime.errors import ConfigError
-from python_runners.runtime.config.model import read_model_config
-from python_runners.runtime.writes.batch_marks import batch_mark, recorded_batch
+from dbt_spark_streaming.config.backfills import Backfill, BackfillConfigError
+from dbt_spark_streaming.errors import ConfigError
+from dbt_spark_streaming.config.model import read_model_config
+from dbt_spark_streaming.writes.batch_marks import batch_mark, recorded_batch
 
 
 FILES = {"source_name": "landing", "name": "events",

@@ -1,8 +1,8 @@
 """Counts a batch's write works out itself, kept by query id and batch id for the run line and the
 progress table (runtime/progress/batch_notes.py)."""
 
-from python_runners.runtime.progress import batch_notes
-from python_runners.runtime.progress.table import COLUMNS, progress_row
+from dbt_spark_streaming.progress import batch_notes
+from dbt_spark_streaming.progress.table import COLUMNS, progress_row
 
 
 def test_a_note_is_set_once_per_batch_and_summed_over_a_run():

@@ -1,4 +1,4 @@
-"""One reader of a micro-batch's progress (python_runners/runtime/progress/batch.py), and each
+"""One reader of a micro-batch's progress (adapter/dbt_spark_streaming/progress/batch.py), and each
 part that shows or keeps a batch reading it the same way: the live view, the progress table's
 row, the status file, the run summary. Recorded progress as Spark reports it; no JVM."""
 
@@ -14,13 +14,13 @@ from types import SimpleNamespace
 import pytest
 from pyspark.sql.streaming.listener import StreamingQueryProgress
 
-from python_runners.runtime.run import streaming_run
-from python_runners.runtime.progress import status_file
-from python_runners.runtime.progress.batch import BatchProgress, batches_of, iso, last_batch
-from python_runners.runtime.progress.live import LiveProgress, batch_line
-from python_runners.runtime.progress.table import COLUMNS, progress_row
-from python_runners.runtime.run.streaming_run import NoStreamingRunError, StreamingRun
-from python_runners.runtime.run.summary import summarise
+from dbt_spark_streaming.run import streaming_run
+from dbt_spark_streaming.progress import status_file
+from dbt_spark_streaming.progress.batch import BatchProgress, batches_of, iso, last_batch
+from dbt_spark_streaming.progress.live import LiveProgress, batch_line
+from dbt_spark_streaming.progress.table import COLUMNS, progress_row
+from dbt_spark_streaming.run.streaming_run import NoStreamingRunError, StreamingRun
+from dbt_spark_streaming.run.summary import summarise
 
 # A stream-stream join with a watermark, reading two sources (Spark 4.1's JSON, shortened ids).
 JOIN_BATCH = {

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from python_runners.runtime.config.cdc import ApplyChanges
-from python_runners.runtime.errors import ConfigError
-from python_runners.runtime.config.model import read_model_config
+from dbt_spark_streaming.config.cdc import ApplyChanges
+from dbt_spark_streaming.errors import ConfigError
+from dbt_spark_streaming.config.model import read_model_config
 
 FEED = ["mrn", "ward", "op", "lsn", "changed_at"]
 BASE = {"keys": ["mrn"], "sequence_by": "lsn", "apply_as_deletes": "op = 'D'", "except_columns": ["op"]}
@@ -130,7 +130,7 @@ def test_on_sequence_tie_defaults_to_fail_and_refuses_an_unknown_policy():
     ({"except_columns": []}, "except_columns was 'op' and is not set now"),
 ])
 def test_a_changed_shape_is_refused_naming_the_setting_both_values_and_the_fix(settings, said):
-    from python_runners.runtime.errors import StreamingModelError
+    from dbt_spark_streaming.errors import StreamingModelError
 
     built = ApplyChanges.from_config("patients", BASE).shape()
     changed = ApplyChanges.from_config("patients", {**BASE, **settings})

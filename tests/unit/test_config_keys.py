@@ -12,10 +12,10 @@ import yaml
 from dbt.adapters.spark.impl import SparkConfig
 from dbt.artifacts.resources import ModelConfig as DbtModelConfig
 
-from python_runners.runtime.config import settings
-from python_runners.runtime.config.cdc import SETTINGS as CDC_SETTINGS
-from python_runners.runtime.lakehouse import REPO_ROOT
-from python_runners.runtime.config.model import (
+from dbt_spark_streaming.config import settings
+from dbt_spark_streaming.config.cdc import SETTINGS as CDC_SETTINGS
+from python_runners import REPO_ROOT
+from dbt_spark_streaming.config.model import (
     STREAMING_MATERIALIZATIONS, ModelConfigError, read_model_config,
 )
 

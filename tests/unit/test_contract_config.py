@@ -9,10 +9,10 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from python_runners.runtime.config.contracts import Check, Contract, ContractError, canonical_type, with_not_null
-from python_runners.runtime.delta.constraints import wanted_checks
-from python_runners.runtime.errors import ConfigError, constraint_violated, explain
-from python_runners.runtime.config.model import read_model_config
+from dbt_spark_streaming.config.contracts import Check, Contract, ContractError, canonical_type, with_not_null
+from dbt_spark_streaming.delta.constraints import wanted_checks
+from dbt_spark_streaming.errors import ConfigError, constraint_violated, explain
+from dbt_spark_streaming.config.model import read_model_config
 
 
 def column(name: str, data_type: str | None = None, *constraints: dict) -> dict:

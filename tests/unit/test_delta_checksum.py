@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from python_runners.runtime.delta.log import latest_from_checksum
+from dbt_spark_streaming.delta.log import latest_from_checksum
 
 METADATA = {"id": "t-1", "configuration": {"streaming.generation": "2"}, "partitionColumns": []}
 

@@ -11,7 +11,7 @@ from python_runners.demo.data import (
     BAD_RECORD_EVERY, FAR_FUTURE_EPOCH, FUTURE_TIME_AT, IMPLAUSIBLE_HEARTBEAT_AT, batch_records, land_batch,
 )
 from python_runners.demo.recording_rules import RULES, action_on, check, failed_rules
-from python_runners.runtime.lakehouse import REPO_ROOT
+from python_runners import REPO_ROOT
 
 BATCHES = 20
 NOW = 1_800_000_000  # 2027-01-15: after every good record of these batches, long before 2100

@@ -1,11 +1,11 @@
-"""Spark's refusals retold for the person who wrote the model (python_runners/runtime/errors.py),
+"""Spark's refusals retold for the person who wrote the model (adapter/dbt_spark_streaming/errors.py),
 from Spark's message text: the model, what it did, and the fix."""
 
 from __future__ import annotations
 
 import pytest
 
-from python_runners.runtime.errors import ADVICE, StreamingModelError, cannot_run, error_text, explain, root_cause
+from dbt_spark_streaming.errors import ADVICE, StreamingModelError, cannot_run, error_text, explain, root_cause
 
 MODEL = "device_counts"
 
@@ -152,7 +152,7 @@ def test_root_cause_of_a_cause_cycle_still_answers():
 
 
 def test_an_error_raised_inside_a_batch_is_reported_as_raised_or_named_with_the_model():
-    from python_runners.runtime.errors import StreamingError, explain_batch_error
+    from dbt_spark_streaming.errors import StreamingError, explain_batch_error
 
     own = StreamingModelError("Model m: 2 change row(s) in this batch have a null key (k)")
     assert explain_batch_error(MODEL, own) is own
@@ -162,7 +162,7 @@ def test_an_error_raised_inside_a_batch_is_reported_as_raised_or_named_with_the_
 
 
 def test_a_batch_error_is_kept_by_checkpoint_and_taken_once():
-    from python_runners.runtime.writes import batch_errors
+    from dbt_spark_streaming.writes import batch_errors
 
     def failing(batch, batch_id):
         raise ValueError(f"batch {batch_id}")

@@ -12,13 +12,13 @@ from types import SimpleNamespace
 
 from python_runners.ops import report as progress_report
 from python_runners.ops import service
-from python_runners.runtime.config.expectations import ExpectationCounts
-from python_runners.runtime.lakehouse import Lakehouse
-from python_runners.runtime.progress import status_file
-from python_runners.runtime.progress.batch import BatchProgress
-from python_runners.runtime.progress.live import LiveProgress, batch_line, print_summary
-from python_runners.runtime.progress.recorder import ProgressRecorder
-from python_runners.runtime.progress.table import COLUMNS, progress_row
+from dbt_spark_streaming.config.expectations import ExpectationCounts
+from dbt_spark_streaming.lakehouse import Lakehouse
+from dbt_spark_streaming.progress import status_file
+from dbt_spark_streaming.progress.batch import BatchProgress
+from dbt_spark_streaming.progress.live import LiveProgress, batch_line, print_summary
+from dbt_spark_streaming.progress.recorder import ProgressRecorder
+from dbt_spark_streaming.progress.table import COLUMNS, progress_row
 
 QUERY = "silver.silver_recordings"
 

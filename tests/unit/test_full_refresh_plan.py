@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from python_runners.runtime.errors import StreamingModelError
-from python_runners.runtime.lifecycle.full_refresh import plan, stream_reads_of
+from dbt_spark_streaming.errors import StreamingModelError
+from dbt_spark_streaming.lifecycle.full_refresh import plan, stream_reads_of
 
 
 def node(name: str, sql: str = "select 1", reads: tuple[str, ...] = (), materialized: str = "streaming_table",

@@ -1,5 +1,5 @@
 """The driver JVM's start options: the class-data archive's key and when it is used
-(python_runners/runtime/jvm_options.py). No JVM: the archive itself is made by `jars`."""
+(adapter/dbt_spark_streaming/jvm_options.py). No JVM: the archive itself is made by `jars`."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from python_runners.runtime import classpath, jvm_options
-from python_runners.runtime.jvm_options import archive_key, class_data_options, java_options, sharing_on
+from dbt_spark_streaming import classpath, jvm_options
+from dbt_spark_streaming.jvm_options import archive_key, class_data_options, java_options, sharing_on
 
 JARS = [("/j/delta.jar", 10, 1), ("/j/kafka.jar", 20, 2)]
 

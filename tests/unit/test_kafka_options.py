@@ -1,11 +1,11 @@
 """A Kafka topic as a source: the YAML settings turned into connector options, and each mistake
-named with its fix (python_runners/runtime/config/kafka.py)."""
+named with its fix (adapter/dbt_spark_streaming/config/kafka.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from python_runners.runtime.config.kafka import KafkaSourceConfigError, batch_read_options, kafka_options
+from dbt_spark_streaming.config.kafka import KafkaSourceConfigError, batch_read_options, kafka_options
 
 NAME = "events.readings"
 

@@ -1,4 +1,4 @@
-"""Where the lakehouse keeps its parts, from the environment (python_runners/runtime/lakehouse.py)."""
+"""Where the lakehouse keeps its parts, from the environment (adapter/dbt_spark_streaming/lakehouse.py)."""
 
 from __future__ import annotations
 
@@ -6,17 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from python_runners.runtime.lakehouse import REPO_ROOT, Lakehouse
+from dbt_spark_streaming.lakehouse import Lakehouse
 
 
-def test_everything_under_the_repositorys_lakehouse_by_default():
+def test_everything_under_the_current_folders_lakehouse_by_default(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     lakehouse = Lakehouse.from_env({})
-    root = str(REPO_ROOT / ".lakehouse")
+    root = str(tmp_path / ".lakehouse")
     assert lakehouse == Lakehouse(
         root=root, warehouse=f"{root}/warehouse", metastore=f"{root}/metastore",
         checkpoints=f"{root}/checkpoints", landing=f"{root}/landing",
     )
-    assert (REPO_ROOT / "pyproject.toml").exists()
 
 
 def test_an_empty_variable_counts_as_unset():

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from python_runners.runtime.errors import ConfigError
-from python_runners.runtime.config.event_time import Dedupe, Watermark
-from python_runners.runtime.config.intervals import is_interval
-from python_runners.runtime.config.model import ModelConfigError, read_model_config
-from python_runners.runtime.sources.views import StreamSourceConfigError
-from python_runners.runtime.config.triggers import Trigger
+from dbt_spark_streaming.errors import ConfigError
+from dbt_spark_streaming.config.event_time import Dedupe, Watermark
+from dbt_spark_streaming.config.intervals import is_interval
+from dbt_spark_streaming.config.model import ModelConfigError, read_model_config
+from dbt_spark_streaming.sources.views import StreamSourceConfigError
+from dbt_spark_streaming.config.triggers import Trigger
 
 
 def node(name: str = "counts", materialized: str = "streaming_table", sources=(), **config):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from python_runners.runtime.errors import StreamingModelError
-from python_runners.runtime.config.query_diff import LINE_WIDTH
-from python_runners.runtime.config.query_version import QueryChangeConfigError, QueryVersion, policy_from_config
-from python_runners.runtime.lifecycle.query_changes import NOTE_WIDTH, applied_note, check, history_note
+from dbt_spark_streaming.errors import StreamingModelError
+from dbt_spark_streaming.config.query_diff import LINE_WIDTH
+from dbt_spark_streaming.config.query_version import QueryChangeConfigError, QueryVersion, policy_from_config
+from dbt_spark_streaming.lifecycle.query_changes import NOTE_WIDTH, applied_note, check, history_note
 
 
 def version(sql: str, **config) -> QueryVersion:

@@ -10,10 +10,10 @@ import json
 import pytest
 
 from python_runners.ops.rollback import dbt_args
-from python_runners.runtime.config.intervals import parse_duration_seconds
-from python_runners.runtime.config.model import ModelConfigError, read_model_config
-from python_runners.runtime.config.query_version import QueryChangeConfigError, policy_from_config
-from python_runners.runtime.lifecycle.upstream import positions_in_offsets
+from dbt_spark_streaming.config.intervals import parse_duration_seconds
+from dbt_spark_streaming.config.model import ModelConfigError, read_model_config
+from dbt_spark_streaming.config.query_version import QueryChangeConfigError, policy_from_config
+from dbt_spark_streaming.lifecycle.upstream import positions_in_offsets
 
 
 def node(name: str, sql: str = "select 1", reads: tuple[str, ...] = (), schema: str = "gold",

@@ -1,4 +1,4 @@
-"""A file source's schema policies (python_runners/runtime/sources/schemas.py), with a schema
+"""A file source's schema policies (adapter/dbt_spark_streaming/sources/schemas.py), with a schema
 store and reader stand-ins: which policy applies, and what a run says when new columns land."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
-from python_runners.runtime.delta import hadoop_fs
-from python_runners.runtime.sources.schemas import (
+from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.sources.schemas import (
     POLICIES,
     SchemaVersion,
     SourceSchemaError,

@@ -1,12 +1,12 @@
 """The empty batch planned past a Delta source's initial snapshot
-(python_runners/runtime/sources/initial_snapshot.py): its offset-log entry, from the last batch's."""
+(adapter/dbt_spark_streaming/sources/initial_snapshot.py): its offset-log entry, from the last batch's."""
 
 from __future__ import annotations
 
 import json
 import time
 
-from python_runners.runtime.sources.initial_snapshot import _next_entry, started_in_initial_snapshot
+from dbt_spark_streaming.sources.initial_snapshot import _next_entry, started_in_initial_snapshot
 
 DELTA = '{"sourceVersion":1,"reservoirId":"r","reservoirVersion":5,"index":-1,"isStartingVersion":false}'
 FILES = '{"logOffset":3}'

@@ -1,5 +1,5 @@
 """A source's `meta.stream` settings, checked when dbt reads the source: each mistake names the
-source, the setting and the fix (python_runners/runtime/sources/views.py)."""
+source, the setting and the fix (adapter/dbt_spark_streaming/sources/views.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from python_runners.runtime.delta import hadoop_fs
-from python_runners.runtime.lakehouse import Lakehouse
-from python_runners.runtime.sources.views import (
+from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.lakehouse import Lakehouse
+from dbt_spark_streaming.sources.views import (
     SourceViews,
     StreamSource,
     StreamSourceConfigError,

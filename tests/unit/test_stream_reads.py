@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from python_runners.runtime.config.stream_reads import (
+from dbt_spark_streaming.config.stream_reads import (
     REF, SOURCE, SOURCE_VIEW, TABLE, StreamRead, is_source_view, replace_reads, source_view_name,
     stream_options, stream_reads,
 )

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from python_runners.runtime.delta import hadoop_fs, plans
-from python_runners.runtime.delta.plans import StreamingInput
-from python_runners.runtime.lifecycle import up_to_date
-from python_runners.runtime.lifecycle.checkpoint_log import files_seen
+from dbt_spark_streaming.delta import hadoop_fs, plans
+from dbt_spark_streaming.delta.plans import StreamingInput
+from dbt_spark_streaming.lifecycle import up_to_date
+from dbt_spark_streaming.lifecycle.checkpoint_log import files_seen
 
 METADATA = {"batchWatermarkMs": 0, "batchTimestampMs": 1, "conf": {}}
 

@@ -30,7 +30,8 @@ from python_runners.demo.data import (
     land_batch, land_status_reports, recordings_folder, status_folder,
 )
 from python_runners.demo.patient_changes import land_patient_changes, patient_changes_folder
-from python_runners.runtime.lakehouse import REPO_ROOT, Lakehouse
+from dbt_spark_streaming.lakehouse import Lakehouse
+from python_runners import REPO_ROOT
 
 # (model, schema); the first four are the kill targets, one per kind of batch: an append, an
 # append joined with a seed, a complete-mode aggregate, a cdc_table's MERGE (scd1, with its
@@ -125,7 +126,7 @@ def _run(args: argparse.Namespace) -> int:
     _run_to_completion(PipelineProcess(["run"], env, logs / "final.log"), "the final dbt run")
     say("chaos: kill moments: " + ", ".join(f"{n} {kind}" for kind, n in moments.most_common()))
 
-    from python_runners.runtime.session import get_or_create_session  # only now: the lock is free
+    from dbt_spark_streaming.session import get_or_create_session  # only now: the lock is free
 
     result = audit(get_or_create_session(lakehouse), folder, changes)
     say(f"chaos: silver's expectations: {result.quarantined} of {result.landed} recordings belong in "

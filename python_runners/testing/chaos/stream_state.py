@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from python_runners.runtime.writes.batch_marks import recorded_batch_in
+from dbt_spark_streaming.writes.batch_marks import recorded_batch_in
 from python_runners.testing import delta_log
 
 NOT_STARTED = "not started"

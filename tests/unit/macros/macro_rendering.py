@@ -38,10 +38,12 @@ from dbt_common.utils.jinja import MACRO_PREFIX
 REPO = Path(__file__).resolve().parents[3]
 ADAPTER_MACROS = Path(spark_streaming.PACKAGE_PATH) / "macros"
 PROJECT_MACROS = REPO / "macros"
+SHIPPED_PROJECT_MACROS = REPO / "adapter" / "dbt_spark_streaming" / "project_macros"
 DBT_MACROS = Path(global_project.PACKAGE_PATH) / "macros"
 MACRO_FILES = (
     *sorted(ADAPTER_MACROS.rglob("*.sql")),
     *sorted(PROJECT_MACROS.rglob("*.sql")),
+    *sorted(SHIPPED_PROJECT_MACROS.rglob("*.sql")),
     DBT_MACROS / "materializations" / "configs.sql",  # should_full_refresh
     DBT_MACROS / "adapters" / "show.sql",  # default__get_limit_sql
 )

@@ -10,7 +10,7 @@ import jinja2.meta
 from dbt.adapters.spark_streaming.impl import SparkStreamingAdapter
 from dbt_common.clients.jinja import get_environment
 
-from macro_rendering import ADAPTER_MACROS, PROJECT_MACROS
+from macro_rendering import ADAPTER_MACROS, PROJECT_MACROS, SHIPPED_PROJECT_MACROS
 
 
 def test_the_macros_are_named_as_dbt_looks_them_up(macros):
@@ -29,7 +29,7 @@ def test_the_macros_are_named_as_dbt_looks_them_up(macros):
 def test_every_adapter_method_a_macro_calls_is_available_to_jinja():
     called = {
         (path.name, method)
-        for path in (*ADAPTER_MACROS.rglob("*.sql"), *PROJECT_MACROS.rglob("*.sql"))
+        for path in (*ADAPTER_MACROS.rglob("*.sql"), *PROJECT_MACROS.rglob("*.sql"), *SHIPPED_PROJECT_MACROS.rglob("*.sql"))
         for method in re.findall(r"\badapter\.(\w+)\s*\(", path.read_text())
     }
 

@@ -1,4 +1,4 @@
-"""The root project's overrides (macros/streaming/source.sql, ref.sql, macros/generate_schema_name.sql)
+"""The root project's overrides (adapter/dbt_spark_streaming/project_macros/source.sql, ref.sql, macros/generate_schema_name.sql)
 and the compile-time config check they run (check_streaming_model, streaming_model_config.sql)."""
 
 from __future__ import annotations

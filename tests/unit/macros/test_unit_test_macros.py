@@ -1,5 +1,5 @@
 """dbt unit tests on this adapter: the `unit` materialisation (materializations/unit.sql) and the
-root project's get_fixture_sql override (macros/streaming/unit_test_fixture.sql)."""
+root project's get_fixture_sql override (adapter/dbt_spark_streaming/project_macros/unit_test_fixture.sql)."""
 
 from __future__ import annotations
 

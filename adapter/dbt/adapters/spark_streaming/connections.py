@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterator, Optional, Tuple
 
 from dbt.adapters.contracts.connection import Connection
@@ -17,7 +19,9 @@ from dbt.adapters.spark.connections import (
 )
 
 from dbt.adapters.spark_streaming.errors import as_dbt_error
-from python_runners import runtime
+import dbt_spark_streaming as runtime
+
+LAKEHOUSE_VARIABLE = "LAKEHOUSE_DIR"
 
 
 @dataclass
@@ -25,6 +29,9 @@ class SparkStreamingCredentials(SparkCredentials):
     master: str = runtime.DEFAULT_MASTER
     # A shared Hive metastore's JDBC URL (e.g. the `cluster` target's PostgreSQL); none: Derby.
     metastore_url: Optional[str] = None
+    # Where tables, checkpoints, the Derby metastore and landing files live; relative to the
+    # project's folder. Unset: LAKEHOUSE_DIR, else <project>/.lakehouse.
+    lakehouse_dir: Optional[str] = None
 
     @classmethod
     def __pre_deserialize__(cls, data: Any) -> Any:
@@ -56,6 +63,17 @@ _COMMANDS_THAT_RUN_SQL = frozenset({
     "run", "build", "seed", "snapshot", "test", "show", "run-operation", "retry", "clone",
     "generate", "freshness", "debug",
 })
+
+
+def use_lakehouse_of(credentials: SparkStreamingCredentials) -> None:
+    """LAKEHOUSE_DIR for this process and the ones it starts (the runtime reads it): the
+    profile's lakehouse_dir, else what it already says, else .lakehouse in the project's folder."""
+    project = Path(getattr(get_flags(), "PROJECT_DIR", None) or os.getcwd())
+    if credentials.lakehouse_dir:
+        folder = os.path.expanduser(credentials.lakehouse_dir)
+        os.environ[LAKEHOUSE_VARIABLE] = folder if "://" in folder else str((project / folder).resolve())
+    elif not os.environ.get(LAKEHOUSE_VARIABLE):
+        os.environ[LAKEHOUSE_VARIABLE] = str((project / ".lakehouse").resolve())
 
 
 def session_for(credentials: SparkStreamingCredentials):
@@ -96,6 +114,7 @@ class SparkStreamingConnectionManager(SparkConnectionManager):
         # inputs are remembered under, and when it was found up to date before its SQL was
         # resolved, how to resolve it if the run needs it after all.
         self.stream_views: dict[str, tuple[str, Any, Any]] = {}
+        use_lakehouse_of(self.profile.credentials)
         if _command_runs_sql():
             runtime.start_in_background(**_session_settings(self.profile.credentials), then=_load_model_runtime)
 

@@ -9,7 +9,7 @@ from typing import Any, Callable, TypeVar
 
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
-from python_runners import runtime
+import dbt_spark_streaming as runtime
 
 Method = TypeVar("Method", bound=Callable[..., Any])
 

@@ -18,7 +18,7 @@ from dbt.adapters.spark_streaming.__version__ import version
 from dbt.adapters.spark_streaming.connections import SparkStreamingConnectionManager, session_for
 from dbt.adapters.spark_streaming.errors import reported_to_dbt
 from dbt.adapters.spark_streaming.unit_tests import UnitTestMethods
-from python_runners import runtime
+import dbt_spark_streaming as runtime
 
 
 class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):

@@ -8,7 +8,7 @@ from typing import Any, Mapping, Optional
 from dbt.adapters.base.meta import AdapterMeta, available
 
 from dbt.adapters.spark_streaming.errors import reported_to_dbt
-from python_runners import runtime
+import dbt_spark_streaming as runtime
 
 
 class UnitTestMethods(metaclass=AdapterMeta):

@@ -7,7 +7,7 @@
   is discarded instead. Models that stream from it are rebuilt on their next run. Revert the
   model's SQL too, or its next run redeploys the change again.
   `python -m python_runners rollback --select <model>` runs this.
-  (python_runners/runtime/lifecycle/redeploy.py)
+  (adapter/dbt_spark_streaming/lifecycle/redeploy.py)
 #}
 {% macro rollback_redeploy(select=none) %}
     {%- if execute -%}

@@ -1,6 +1,6 @@
 {#
   A streaming_table or copy_into model's config, read and checked whole before anything of it
-  runs (python_runners/runtime/config/model.py, no Spark needed): output_mode, unique_key with
+  runs (adapter/dbt_spark_streaming/config/model.py, no Spark needed): output_mode, unique_key with
   'update', trigger (and a run-wide --vars '{stream_trigger: ...}'), watermark, dedupe,
   on_schema_change, partitioning, a checkpoint of its own, no key that is neither a setting of
   its materialisation nor dbt's own, and the meta.stream of every source the model reads. Every error is a Compilation Error naming the model, the setting and the values

@@ -2,7 +2,7 @@
   cdc_table: the model's SELECT reads a change data capture feed (rows that each insert, update
   or delete one key) as a stream, and each micro-batch is applied to a Delta table by MERGE:
   the current row per key (SCD type 1) or every version of it (SCD type 2). Settings after
-  Lakeflow's AUTO CDC; semantics in docs/cdc.md (python_runners/runtime/config/cdc.py).
+  Lakeflow's AUTO CDC; semantics in docs/cdc.md (adapter/dbt_spark_streaming/config/cdc.py).
 
   Config (read and checked once, before anything runs):
     keys                 column or columns identifying a row (required)

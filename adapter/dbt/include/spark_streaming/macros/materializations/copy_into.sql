@@ -2,9 +2,9 @@
   copy_into: COPY INTO for a folder of files. Each run loads, through the model's SELECT, the
   files of its one file source that it has not loaded before, and appends them to a Delta table.
   Which files were loaded is kept in a Delta load log; a run interrupted at any moment is
-  finished by the next one without loading a file twice (python_runners/runtime/writes/copy_into.py).
+  finished by the next one without loading a file twice (adapter/dbt_spark_streaming/writes/copy_into.py).
 
-  Config (read and checked once, before anything runs: python_runners/runtime/config/model.py):
+  Config (read and checked once, before anything runs: adapter/dbt_spark_streaming/config/model.py):
     force            true reloads every file in the folder once (also for a run:
                      --vars '{copy_into_force: true}'); loaded rows are appended again
     load_log_location  default <checkpoint root>/<schema>/<model>; query it with

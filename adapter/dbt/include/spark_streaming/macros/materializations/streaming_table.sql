@@ -3,7 +3,7 @@
   a Delta table, each model with its own checkpoint. Every run processes only the input that
   arrived since the last one.
 
-  Config (read and checked once, before anything runs: python_runners/runtime/config/model.py):
+  Config (read and checked once, before anything runs: adapter/dbt_spark_streaming/config/model.py):
     output_mode          'append' (default), 'complete', or 'update' (with unique_key: each
                          batch's changed rows MERGEd into the table)
     unique_key           column or list of columns identifying a row (update mode)

@@ -1,0 +1,112 @@
+"""The JVM libraries a Spark session loads beyond pyspark's own: Delta Lake's, and the Kafka
+connector's where it was fetched.
+
+They live in one folder per Spark and Delta version: SPARK_EXTRA_JARS_DIR, else the user's own
+cache (`~/.cache/dbt-spark-streaming/`, under XDG_CACHE_HOME when set). The first session that
+finds the folder empty has Spark resolve Delta Lake from Maven Central itself while it starts
+(spark.jars.packages, Ivy's files in the cache), then keeps the jars it fetched there: every
+session after it starts without the network. This repository's `make setup` fills a folder of
+its own with Maven instead, the Kafka connector and the metastore's JDBC driver included
+(python_runners/infra/maven.py).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from importlib import metadata
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import pyspark
+
+from dbt_spark_streaming.errors import StreamingError
+
+PYSPARK_JARS = Path(pyspark.__file__).parent / "jars"
+JARS_VARIABLE = "SPARK_EXTRA_JARS_DIR"
+SCALA_BINARY = "2.13"
+_VERSIONED_JAR = re.compile(r"^(?P<artifact>.+?)-(?P<version>\d[^-]*(?:-[^-]+)*)\.jar$")
+
+
+class JarsMissingError(StreamingError, RuntimeError):
+    pass
+
+
+def delta_coordinates() -> str:
+    """Delta's jar, the version of the delta-spark Python package that drives it."""
+    spark = ".".join(pyspark.__version__.split(".")[:2])
+    return f"io.delta:delta-spark_{spark}_{SCALA_BINARY}:{metadata.version('delta-spark')}"
+
+
+def user_cache(environ: Mapping[str, str] = os.environ) -> Path:
+    return Path(environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dbt-spark-streaming"
+
+
+def jars_dir(environ: Mapping[str, str] = os.environ) -> Path:
+    configured = environ.get(JARS_VARIABLE)
+    if configured:
+        return Path(configured)
+    return user_cache(environ) / "jars" / delta_coordinates().replace(":", "_")
+
+
+JARS_DIR = jars_dir()
+
+
+def jar_paths() -> list[str]:
+    return sorted(str(jar) for jar in JARS_DIR.glob("*.jar"))
+
+
+def class_paths(master: str, driver_jars: list[str] | None = None) -> tuple[list[str], list[str]]:
+    """(spark.jars, the driver JVM's own class path) for a session on `master`; `driver_jars`:
+    what must be on the driver's class path whatever the master (a metastore's JDBC driver).
+
+    In local mode the jars go on the driver's class path, where the application class loader
+    loads them: their classes can then be kept in the class-data archive (Java archives none
+    that Spark's own jar loader loads), and the executor, in the same JVM, does not fetch a copy
+    of each jar through Spark's file server (about 0.5 s of every start). A cluster's executors
+    get them through spark.jars, as usual."""
+    jars = jar_paths()
+    if master.startswith("local"):
+        return [], list(dict.fromkeys([*(driver_jars or []), *jars]))
+    return jars, list(driver_jars or [])
+
+
+def resolution_conf() -> dict[str, str]:
+    """For a session started while JARS_DIR holds no jar: Spark fetches Delta Lake from Maven
+    Central as it starts (its own Ivy resolution, into the user's cache)."""
+    return {"spark.jars.packages": delta_coordinates(), "spark.jars.ivy": str(user_cache() / "ivy")}
+
+
+def resolution_failed(error: BaseException) -> JarsMissingError:
+    return JarsMissingError(
+        f"Could not fetch Delta Lake's jars ({delta_coordinates()}) from Maven Central: {error}. "
+        "Spark's own message is above. Check the network or the proxy (Spark reads Maven "
+        f"Central, or the repositories in spark.jars.repositories), or put the jars in {JARS_DIR} "
+        f"yourself (or point {JARS_VARIABLE} at a folder that has them)."
+    )
+
+
+def keep_resolved_jars(ivy: str) -> list[str]:
+    """After a session that resolved its jars: what Spark fetched, less what pyspark already
+    ships, copied into JARS_DIR (staged, so a half copy is never taken for the folder)."""
+    shipped = artifact_names(PYSPARK_JARS.glob("*.jar"))
+    staging = JARS_DIR.with_name(JARS_DIR.name + ".staging")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    for jar in Path(ivy, "jars").glob("*.jar"):
+        name = jar.name.split("_", 1)[-1]  # Ivy names them <group>_<artifact>-<version>.jar
+        if artifact_name(name) not in shipped:
+            shutil.copy2(jar, staging / name)
+    shutil.rmtree(JARS_DIR, ignore_errors=True)
+    staging.rename(JARS_DIR)
+    return jar_paths()
+
+
+def artifact_name(file_name: str) -> str:
+    match = _VERSIONED_JAR.match(file_name)
+    return match.group("artifact") if match else file_name
+
+
+def artifact_names(jars: Iterable[Path]) -> set[str]:
+    return {artifact_name(jar.name) for jar in jars}

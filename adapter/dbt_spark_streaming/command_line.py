@@ -1,0 +1,52 @@
+"""`dbt-spark-streaming`, the installed command: what a dbt project needs beyond `pip install`.
+
+    dbt-spark-streaming init [--project-dir DIR]
+
+writes the root-project macros (ref, source, get_fixture_sql; project_macros/) into the project's
+macros/spark_streaming/. dbt takes overrides of ref() and source() from the root project only, so
+no package or plugin can ship them; run it again after upgrading the adapter (a run whose copies
+are older says so). Files are rewritten only when they differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Optional
+
+PROJECT_MACROS = Path(__file__).with_name("project_macros")
+MACROS_FOLDER = Path("macros") / "spark_streaming"
+
+
+def write_project_macros(project_dir: Path) -> list[Path]:
+    """The project's copies brought up to date; returns those written."""
+    if not (project_dir / "dbt_project.yml").is_file():
+        raise SystemExit(f"{project_dir} has no dbt_project.yml: run this in a dbt project's folder "
+                         "or give it with --project-dir.")
+    target = project_dir / MACROS_FOLDER
+    target.mkdir(parents=True, exist_ok=True)
+    written = []
+    for macro in sorted(PROJECT_MACROS.glob("*.sql")):
+        copy = target / macro.name
+        text = macro.read_text()
+        if not copy.is_file() or copy.read_text() != text:
+            copy.write_text(text)
+            written.append(copy)
+    return written
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="dbt-spark-streaming", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    init = commands.add_parser("init", help="write the root-project macros into the dbt project")
+    init.add_argument("--project-dir", type=Path, default=Path.cwd())
+    args = parser.parse_args(argv)
+    written = write_project_macros(args.project_dir.resolve())
+    where = args.project_dir / MACROS_FOLDER
+    print(f"{len(written)} macro file(s) written to {where}" if written else f"{where} is up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""Where the embedded lakehouse keeps its files.
+
+Everything lives under one folder (`.lakehouse/` in the dbt project's folder by default: the
+adapter sets LAKEHOUSE_DIR from the profile's `lakehouse_dir` or the project's folder before the
+first session), so that deleting it resets the pipeline. Each part can be moved on its own with an environment variable, which is
+also how a cluster target points them at shared storage.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+DEFAULT_FOLDER = ".lakehouse"  # under the current folder when nothing says otherwise
+
+ROOT_VARIABLE = "LAKEHOUSE_DIR"
+PART_VARIABLES = {
+    "warehouse": "LAKEHOUSE_WAREHOUSE_DIR",
+    "metastore": "LAKEHOUSE_METASTORE_DIR",
+    "checkpoints": "LAKEHOUSE_CHECKPOINT_DIR",
+    "landing": "LAKEHOUSE_LANDING_DIR",
+}
+
+
+@dataclass(frozen=True)
+class Lakehouse:
+    root: str
+    warehouse: str
+    metastore: str
+    checkpoints: str
+    landing: str
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Lakehouse":
+        root = _absolute(environ.get(ROOT_VARIABLE) or DEFAULT_FOLDER)
+        parts = {
+            part: _absolute(environ.get(variable) or f"{root}/{part}")
+            for part, variable in PART_VARIABLES.items()
+        }
+        return cls(root=root, **parts)
+
+    def landing_path(self, path: str) -> str:
+        """A source path as written in YAML: absolute paths and URIs as they are, others under landing."""
+        return _resolve_under(self.landing, path)
+
+    def checkpoint_path(self, path: str) -> str:
+        """A checkpoint location as configured: absolute paths and URIs as they are, others under the root."""
+        return _resolve_under(self.checkpoints, path)
+
+
+def _is_uri(path: str) -> bool:
+    return "://" in path or path.startswith("file:")
+
+
+def _absolute(path: str) -> str:
+    return path if _is_uri(path) else str(Path(path).expanduser().resolve())
+
+
+def _resolve_under(base: str, path: str) -> str:
+    if _is_uri(path) or Path(path).is_absolute():
+        return path
+    return f"{base.rstrip('/')}/{path}"

@@ -1,0 +1,217 @@
+"""Keep processing-time streams serving until Ctrl-C or SIGTERM, then stop each one cleanly.
+
+While serving, a query that fails is started again from its checkpoint after a pause that doubles
+with each failure in a row (1 s, 2 s, 4 s ... at most 60 s); the reason is logged. After
+`MAX_FAILURES_IN_A_ROW` failures with no batch completed in between, serving gives up: every query
+is stopped and the run ends with the last error. Batch progress goes to the progress table every
+few seconds, and the state of every query to the service's status file
+(adapter/dbt_spark_streaming/progress/status_file.py), which `python -m python_runners service status` reads.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterable, Optional
+
+from pyspark.sql import SparkSession
+from pyspark.sql.streaming import StreamingQuery
+
+from dbt_spark_streaming.run import interruption
+from dbt_spark_streaming.progress import status_file as service_status
+from dbt_spark_streaming.progress.batch import last_batch
+from dbt_spark_streaming.progress.recorder import ProgressRecorder
+from dbt_spark_streaming.run.streaming_run import StreamingRun
+from dbt_spark_streaming.run.model_run import failure
+from dbt_spark_streaming.lakehouse import Lakehouse
+from dbt_spark_streaming.progress.own_time import OwnTime
+from dbt_spark_streaming.errors import StreamingModelError, root_cause
+
+POLL_SECONDS = 0.5
+# Each flush is a Delta commit to the progress table, CPU an always-on service's streams share.
+FLUSH_SECONDS = 30.0
+STATUS_SECONDS = 2.0
+FIRST_BACKOFF_SECONDS = 1.0
+MAX_BACKOFF_SECONDS = 60.0
+MAX_FAILURES_IN_A_ROW = 5
+
+Log = Callable[[str], None]
+
+
+@dataclass
+class ServedQuery:
+    name: str
+    query: StreamingQuery
+    restarts: int = 0
+    failures_in_a_row: int = 0
+    last_failure: Optional[str] = None
+    restart_at: Optional[float] = None
+    batch_at_restart: int = -1
+
+    def last_batch(self) -> int:
+        batch = last_batch(self.query)
+        return batch.batch_id if batch else -1
+
+
+def serve_until_stopped(spark: SparkSession, run: StreamingRun, log: Log = print) -> list[str]:
+    """Block while streaming queries run; on a signal stop them between batches. `run`: the
+    run that started them (its recorder and live display; its writes, to restart a failed query).
+
+    Returns the names of the queries that were stopped.
+    """
+    queries = [ServedQuery(q.name, q) for q in spark.streams.active]
+    if not queries:
+        return []
+    stop_requested = threading.Event()
+    signals: list[int] = []
+    restore = _install_handlers(stop_requested, signals)
+    recorder = run.listen(spark)
+    status = service_status.StatusFile(Lakehouse.from_env())
+    own_time = OwnTime()
+    log(f"Serving {len(queries)} streaming queries ({', '.join(q.name for q in queries)}); "
+        "press Ctrl-C or send SIGTERM to stop them after their current batch.")
+    next_flush = time.monotonic() + FLUSH_SECONDS
+    next_status = time.monotonic()
+    try:
+        with run.display:
+            while not stop_requested.is_set():
+                for served in queries:
+                    _supervise(spark, run, served, log)
+                if time.monotonic() >= next_status:
+                    with own_time.timed("status file"):
+                        status.write(queries, own_time=_own_time(recorder, own_time),
+                                     latest=recorder.latest_batch,
+                                     totals=recorder.expectation_totals)
+                    next_status = time.monotonic() + STATUS_SECONDS
+                if time.monotonic() >= next_flush:
+                    with own_time.timed("progress flush"):
+                        _flush(spark, recorder, log)
+                    next_flush = time.monotonic() + FLUSH_SECONDS
+                stop_requested.wait(POLL_SECONDS)
+    finally:
+        restore()
+        stop_between_batches(served.query for served in queries)
+        if signals:
+            log(interruption.stopped_message(
+                "Ctrl-C" if signals[0] == signal.SIGINT else signal.Signals(signals[0]).name,
+                [served.name for served in queries],
+                " after its current batch" if len(queries) == 1 else " after their current batch",
+            ))
+        with own_time.timed("progress flush"):
+            _flush(spark, recorder, log)
+        status.write(queries, state="stopped", own_time=_own_time(recorder, own_time),
+                     latest=recorder.latest_batch,
+                     totals=recorder.expectation_totals)
+    return [served.name for served in queries]
+
+
+def _own_time(recorder: ProgressRecorder, serving: OwnTime) -> dict:
+    return {**recorder.own_time.figures(), **serving.figures()}
+
+
+def _supervise(spark: SparkSession, run: StreamingRun, served: ServedQuery, log: Log) -> None:
+    """Restart a failed query when its pause is over; forget its failures once it completes a batch."""
+    if served.query.isActive:
+        if served.failures_in_a_row and served.last_batch() > served.batch_at_restart:
+            served.failures_in_a_row = 0
+        return
+    if served.restart_at is None:
+        error = served.query.exception()
+        reason = _reason(run, served, error) if error is not None else "it stopped"
+        served.failures_in_a_row += 1
+        served.last_failure = reason
+        if served.failures_in_a_row > MAX_FAILURES_IN_A_ROW:
+            raise StreamingModelError(
+                f"Query {served.name} failed {served.failures_in_a_row} times in a row without "
+                f"completing a batch; serving stops. Last error: {reason}. Fix the cause, then "
+                f"start the service again: each query resumes from its checkpoint."
+            )
+        pause = min(MAX_BACKOFF_SECONDS, FIRST_BACKOFF_SECONDS * 2 ** (served.failures_in_a_row - 1))
+        log(f"Query {served.name} failed: {reason}. Restarting it from its checkpoint in "
+            f"{pause:g} s (failure {served.failures_in_a_row} of at most "
+            f"{MAX_FAILURES_IN_A_ROW} in a row).")
+        served.restart_at = time.monotonic() + pause
+        return
+    if time.monotonic() < served.restart_at:
+        return
+    if run.served_write(served.name) is None:
+        raise StreamingModelError(
+            f"Query {served.name} failed ({served.last_failure}) and was not started by this "
+            f"run's models, so it cannot be restarted here."
+        )
+    served.batch_at_restart = served.last_batch()
+    served.restart_at = None
+    try:
+        served.query = run.start_again(served.name, spark)
+    except StreamingModelError as error:
+        served.query = _FailedStart(served.query, error)  # counted as a failure on the next poll
+        return
+    served.restarts += 1
+    log(f"Query {served.name} restarted (restart {served.restarts}).")
+
+
+def _reason(run: StreamingRun, served: ServedQuery, error: Exception) -> str:
+    """What its micro-batch raised, or Spark's error explained; as the run reports it."""
+    if isinstance(error, StreamingModelError):  # a restart that failed to start
+        return str(error)
+    write = run.served_write(served.name)
+    return str(failure(write, error)) if write is not None else root_cause(error)
+
+
+class _FailedStart:
+    """Stands in for a query that could not even start, so that it counts as failed."""
+
+    def __init__(self, previous: StreamingQuery, error: Exception):
+        self._error = error
+        self.isActive = False
+        self.recentProgress = previous.recentProgress  # what status and last_batch() read
+
+    def exception(self) -> Exception:
+        return self._error
+
+    def stop(self) -> None:
+        pass
+
+
+def _flush(spark: SparkSession, recorder: ProgressRecorder, log: Log) -> None:
+    try:
+        recorder.flush(spark)
+    except Exception as error:  # progress is kept for the next flush; serving goes on
+        log(f"Could not append to the progress table: {root_cause(error)}")
+
+
+def stop_all(spark: SparkSession) -> list[str]:
+    """Stop every running query between batches; returns their names."""
+    queries = list(spark.streams.active)
+    stop_between_batches(queries)
+    return [q.name for q in queries]
+
+
+def stop_between_batches(queries: Iterable[StreamingQuery], timeout_seconds: float = 120) -> None:
+    """Stop each query once its current micro-batch, if any, has committed."""
+    for query in queries:
+        deadline = time.monotonic() + timeout_seconds
+        while query.isActive and query.status.get("isTriggerActive") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        query.stop()
+
+
+def _install_handlers(stop_requested: threading.Event, received: list[int]) -> Callable[[], None]:
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None  # only the main thread may set handlers; Ctrl-C still interrupts
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def stop(sig: int, _frame) -> None:
+        received.append(sig)
+        stop_requested.set()
+
+    for sig in previous:
+        signal.signal(sig, stop)
+
+    def restore() -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+    return restore

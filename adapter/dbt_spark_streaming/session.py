@@ -1,0 +1,249 @@
+"""The one Spark session of a process: Delta Lake enabled, tables kept in a Hive metastore.
+
+The metastore is embedded Derby under the lakehouse unless a shared one is configured
+(`metastore_url` in the profile or LAKEHOUSE_METASTORE_URL, see metastore.py). With Derby the
+process takes the lakehouse's run lock as it starts (Derby admits one process); with a shared
+metastore any number of processes may open sessions, and only one that starts a stream takes
+the lock (writes/streaming.py), so two runs still never write the same checkpoints.
+
+dbt-spark's session method runs every statement through `SparkSession.builder.getOrCreate()`, so
+building the session here first, before dbt asks for it, is what gives dbt a Delta-enabled
+session. Static settings only apply to the first build in a process.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Mapping, Optional
+
+from pyspark.logger import PySparkLogger
+from pyspark.sql import SparkSession
+
+from dbt_spark_streaming import run_lock
+from dbt_spark_streaming import classpath
+from dbt_spark_streaming.classpath import class_paths
+from dbt_spark_streaming.jvm_options import java_options
+from dbt_spark_streaming.lakehouse import Lakehouse
+from dbt_spark_streaming.metastore import configured_url, derby_java_options, driver_jars, metastore_conf
+from dbt_spark_streaming.errors import StreamingModelError
+
+DEFAULT_MASTER = "local[*]"
+LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
+
+# Not SparkSession.getActiveSession(): that is per thread, and dbt runs models in worker threads.
+# Building again through the builder would re-apply settings to the running session.
+_session: Optional[SparkSession] = None
+_lakehouse: Optional[Lakehouse] = None
+# How long building the session (starting the JVM) took in this process; benchmarks report it apart.
+startup_seconds: Optional[float] = None
+# One build at a time: a build started in the background (start_in_background) and dbt's first
+# statement, or several dbt threads, all end up with the one session.
+_building = threading.RLock()
+_jvm_session_class = None
+
+
+def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str] = None) -> dict[str, str]:
+    metastore = lakehouse.metastore
+    catalog = metastore_conf(metastore, metastore_url)
+    jars, driver_class_path = class_paths(master, driver_jars(metastore_url))
+    # No jars yet on this machine: Spark fetches Delta's as it starts (classpath.py).
+    fetch = {} if classpath.jar_paths() else classpath.resolution_conf()
+    return {
+        "spark.master": master,
+        "spark.app.name": "streaming-lakehouse",
+        **fetch,
+        **({"spark.jars": ",".join(jars)} if jars else {}),
+        **({"spark.driver.extraClassPath": os.pathsep.join(driver_class_path)} if driver_class_path else {}),
+        "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+        "spark.sql.catalogImplementation": "hive",
+        "spark.sql.warehouse.dir": lakehouse.warehouse,
+        **catalog,
+        "spark.driver.extraJavaOptions": " ".join([
+            # The class-data archive, when `python -m python_runners jars` made one (jvm_options.py).
+            *java_options(jars, os.pathsep.join(driver_class_path)),
+            *derby_java_options(metastore, metastore_url),
+            f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
+            f"-Dlakehouse.spark.log={spark_log_path(lakehouse)}",
+            # Outside UTC, Delta rebuilds a table's whole state to verify every commit's checksum.
+            "-Duser.timezone=UTC",
+        ]),
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": os.environ.get("SPARK_SHUFFLE_PARTITIONS", "4"),
+        # Local mode runs everything in the driver; Spark's 1g runs out on an aggregate's state
+        # at a million keys (measured: update_vs_complete at 1M). Read when the JVM starts.
+        "spark.driver.memory": os.environ.get("SPARK_DRIVER_MEMORY", "4g"),
+        "spark.sql.session.timeZone": "UTC",
+        # Delta rebuilds table state with 50 tasks by default: seconds of overhead per commit on a laptop.
+        "spark.databricks.delta.snapshotPartitions": os.environ.get("DELTA_SNAPSHOT_PARTITIONS", "2"),
+        # Spark writes every query's plan out for its UI, which is off here: the short form.
+        "spark.sql.ui.explainMode": "simple",
+        # With pushdown, a json/csv line a model's WHERE rejects is dropped while it is parsed,
+        # before the scan counts it: a run's "rows in" (numInputRows) would be fewer than the
+        # lines that landed, with no way to tell why. Off, every line read is counted; it costs
+        # scan time only when a filter rejects most lines (bench/file_pushdown/,
+        # docs/BENCHMARKS.md section 11).
+        "spark.sql.json.filterPushdown.enabled": "false",
+        "spark.sql.csv.filterPushdown.enabled": "false",
+    }
+
+
+def spark_log_path(lakehouse: Lakehouse) -> str:
+    """Spark's own log (its Java stack traces): under the lakehouse, or dbt's logs/ when the
+    lakehouse is remote storage."""
+    local = "://" not in lakehouse.root and not lakehouse.root.startswith("file:")
+    return str(Path(lakehouse.root if local else Path.cwd()) / "logs" / "spark.log")
+
+
+def get_or_create_session(
+    lakehouse: Optional[Lakehouse] = None,
+    master: Optional[str] = None,
+    extra_conf: Optional[Mapping[str, str]] = None,
+    metastore_url: Optional[str] = None,
+) -> SparkSession:
+    with _building:
+        if _session is None or _session.sparkContext._jsc.sc().isStopped():
+            _build(lakehouse, master, extra_conf, metastore_url)
+        _make_active_in_this_thread(_session)
+        return _session
+
+
+def start_in_background(
+    master: Optional[str] = None,
+    extra_conf: Optional[Mapping[str, str]] = None,
+    metastore_url: Optional[str] = None,
+    then: Callable[[], None] = lambda: None,
+) -> None:
+    """Start building the session on a thread of its own, so that the JVM starts while the
+    caller goes on (dbt parses the project); the first get_or_create_session waits for it.
+    `then`: more to do on that thread once the session is up (while the caller's first query
+    waits for the metastore client to start).
+
+    A build that fails here is left for that call to repeat, which raises the error to its caller.
+    """
+    if _session is not None:
+        return
+
+    def build() -> None:
+        try:
+            get_or_create_session(master=master, extra_conf=extra_conf, metastore_url=metastore_url)
+            then()
+        except Exception:  # noqa: BLE001 - reported by the caller's own build
+            pass
+
+    threading.Thread(target=build, name="spark-session-start", daemon=True).start()
+
+
+def _build(
+    lakehouse: Optional[Lakehouse],
+    master: Optional[str],
+    extra_conf: Optional[Mapping[str, str]],
+    metastore_url: Optional[str],
+) -> None:
+    global _session, _lakehouse, startup_seconds
+    lakehouse = lakehouse or Lakehouse.from_env()
+    metastore_url = configured_url(metastore_url)
+    if not metastore_url:
+        take_run_lock(lakehouse)
+        if "://" not in lakehouse.metastore:
+            os.makedirs(lakehouse.metastore, exist_ok=True)
+    conf = session_conf(
+        lakehouse, master or os.environ.get("SPARK_MASTER", DEFAULT_MASTER), metastore_url
+    )
+    conf.update(extra_conf or {})
+    builder = SparkSession.builder
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    started = time.perf_counter()
+    _session = _started(builder.enableHiveSupport(), conf)
+    startup_seconds = time.perf_counter() - started
+    _session.sparkContext.setLogLevel(os.environ.get("SPARK_LOG_LEVEL", "ERROR"))
+    _query_errors_to_file(Path(spark_log_path(lakehouse)).with_name("pyspark.log"))
+    _java_errors_through_callbacks(_session)
+    _lakehouse = lakehouse
+
+
+def _started(builder, conf: Mapping[str, str]) -> SparkSession:
+    """The session; when it had Spark fetch its jars (the first on this machine), those jars
+    kept for the next, or why they could not be fetched."""
+    ivy = conf.get("spark.jars.ivy") if "spark.jars.packages" in conf else None
+    if ivy is None:
+        return builder.getOrCreate()
+    try:
+        session = builder.getOrCreate()
+    except Exception as error:  # the JVM exits before py4j connects; Spark said why on stderr
+        raise classpath.resolution_failed(error) from None
+    classpath.keep_resolved_jars(ivy)
+    return session
+
+
+def _query_errors_to_file(path: Path) -> None:
+    """pyspark logs every SQL error it raises, with the Java stack trace, as a JSON line on
+    stderr, before the error reaches us to be explained: keep those lines in a file instead."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    loggers = [PySparkLogger.getLogger(name)
+               for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger")]
+    loggers.append(logging.getLogger("py4j.clientserver"))  # a foreachBatch function's error
+    for logger in loggers:
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+        logger.addHandler(logging.FileHandler(path, delay=True))
+        logger.propagate = False
+
+
+def _java_errors_through_callbacks(spark: SparkSession) -> None:
+    """A foreachBatch function that raises Spark's error hands the JVM that error itself
+    (idempotent_batches re-raises it so), not a Python traceback as text: the query then fails
+    with the same error a built-in sink would, and streaming_errors explains it the same way.
+    py4j can do it but pyspark does not ask; py4j still logs the traceback: to the file too."""
+    gateway = spark.sparkContext._gateway
+    for parameters in ("python_parameters", "callback_server_parameters"):
+        if getattr(gateway, parameters, None) is not None:
+            getattr(gateway, parameters).propagate_java_exceptions = True
+
+
+def active_session() -> Optional[SparkSession]:
+    """This process's session if one was built, without building one."""
+    return _session
+
+
+def session_key(spark: SparkSession) -> int:
+    """The JVM session behind a Python one: the same for every wrapper of one session."""
+    return id(spark._jsparkSession)
+
+
+def claim_lakehouse_for(model: str) -> None:
+    """Before a model writes: the run lock, so no other process writes the same checkpoints."""
+    try:
+        take_run_lock()
+    except run_lock.LakehouseBusyError as busy:
+        raise StreamingModelError(f"Model {model}: {busy}") from None
+
+
+def take_run_lock(lakehouse: Optional[Lakehouse] = None) -> None:
+    """This process's claim on the lakehouse (a no-op once held); raises LakehouseBusyError."""
+    previous = run_lock.acquire((lakehouse or _lakehouse or Lakehouse.from_env()).root)
+    if previous:
+        print(
+            f"Note: an earlier run (process {previous.get('pid')}, `{previous.get('command')}`) "
+            "ended without releasing the lakehouse; its lock was stale and is taken over.",
+            file=sys.stderr,
+        )
+
+
+def _make_active_in_this_thread(spark: SparkSession) -> None:
+    """Each Python thread drives its own JVM thread, whose active session starts unset.
+
+    Delta looks tables up through the JVM thread's active session; without it a streaming write
+    started from a dbt worker thread sees a catalog table as a bare path and fails.
+    """
+    global _jvm_session_class
+    if _jvm_session_class is None:  # looked up once: each dotted part is a round trip to the JVM
+        _jvm_session_class = spark._jvm.org.apache.spark.sql.SparkSession
+    _jvm_session_class.setActiveSession(spark._jsparkSession)

@@ -75,14 +75,32 @@ def class_paths(master: str, driver_jars: list[str] | None = None) -> tuple[list
 def resolution_conf() -> dict[str, str]:
     """For a session started while JARS_DIR holds no jar: Spark fetches Delta Lake from Maven
     Central as it starts (its own Ivy resolution, into the user's cache)."""
-    return {"spark.jars.packages": delta_coordinates(), "spark.jars.ivy": str(user_cache() / "ivy")}
+    ivy = user_cache() / "ivy"
+    ivy.mkdir(parents=True, exist_ok=True)
+    settings = ivy / "ivysettings.xml"
+    settings.write_text(_IVY_SETTINGS.format(cache=ivy / "cache", central=MAVEN_CENTRAL))
+    return {"spark.jars.packages": delta_coordinates(), "spark.jars.ivy": str(ivy),
+            "spark.jars.ivySettings": str(settings)}
+
+
+MAVEN_CENTRAL = os.environ.get("SPARK_STREAMING_MAVEN_REPOSITORY", "https://repo1.maven.org/maven2/")
+# Maven Central only. Spark's default chain also reads ~/.m2, where Maven often keeps a
+# dependency's .pom without its .jar: Ivy then takes the module as found there and fails.
+_IVY_SETTINGS = """<ivysettings>
+  <settings defaultResolver="central"/>
+  <caches defaultCacheDir="{cache}"/>
+  <resolvers>
+    <ibiblio name="central" m2compatible="true" root="{central}"/>
+  </resolvers>
+</ivysettings>
+"""
 
 
 def resolution_failed(error: BaseException) -> JarsMissingError:
     return JarsMissingError(
-        f"Could not fetch Delta Lake's jars ({delta_coordinates()}) from Maven Central: {error}. "
-        "Spark's own message is above. Check the network or the proxy (Spark reads Maven "
-        f"Central, or the repositories in spark.jars.repositories), or put the jars in {JARS_DIR} "
+        f"Could not fetch Delta Lake's jars ({delta_coordinates()}) from Maven Central ({error}). "
+        "Spark's own message is above. Check the network or the proxy (or point "
+        f"SPARK_STREAMING_MAVEN_REPOSITORY at a mirror of Maven Central), or put the jars in {JARS_DIR} "
         f"yourself (or point {JARS_VARIABLE} at a folder that has them)."
     )
 

@@ -1,0 +1,142 @@
+"""The adapter as a user gets it: a wheel built from adapter/, installed into a fresh virtualenv
+with nothing else from this repository, used by a new dbt project in a folder outside it.
+
+The virtualenv's pip fetches the declared dependencies (PyPI; pip's cache makes the second time
+quick), and its first Spark session fetches Delta Lake's jars from Maven Central into a cache of
+the test's own, as on a new machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from python_runners import REPO_ROOT
+
+pytestmark = pytest.mark.slow
+
+PROJECT = "my_streams"
+SCHEMA = "analytics"
+
+
+def run(command: list[str], cwd: Path, env: dict[str, str], timeout: int = 900) -> str:
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, f"{' '.join(command)} exited {done.returncode}:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """(the virtualenv's bin folder, an environment without this repository's settings)."""
+    root = tmp_path_factory.mktemp("installed")
+    wheels = root / "wheels"
+    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(wheels), str(REPO_ROOT / "adapter")],
+        cwd=root, env=dict(os.environ))
+    (wheel,) = wheels.glob("dbt_spark_streaming-*.whl")
+    venv = root / "venv"
+    run([sys.executable, "-m", "venv", str(venv)], cwd=root, env=dict(os.environ))
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("LAKEHOUSE_", "SPARK_", "DBT_", "PYTHON", "VIRTUAL_ENV"))}
+    env.update({"PATH": f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+                "XDG_CACHE_HOME": str(root / "cache"), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+                "SPARK_SHUFFLE_PARTITIONS": "2"})
+    if "PIP_CACHE_DIR" not in env:  # the user's pip cache, not the test's empty XDG cache
+        env["PIP_CACHE_DIR"] = str(Path.home() / ".cache" / "pip")
+    run([str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check", str(wheel)],
+        cwd=root, env=env, timeout=1800)
+    return venv / "bin", env
+
+
+def new_project(folder: Path) -> Path:
+    """A dbt project as the README says to make one: its profile, a JSON source, an append bronze
+    model and a complete gold model; then `dbt-spark-streaming init` for the root macros."""
+    (folder / "models").mkdir(parents=True)
+    (folder / "dbt_project.yml").write_text(textwrap.dedent(f"""
+        name: {PROJECT}
+        config-version: 2
+        profile: {PROJECT}
+    """))
+    (folder / "profiles.yml").write_text(textwrap.dedent(f"""
+        {PROJECT}:
+          target: dev
+          outputs:
+            dev:
+              type: spark_streaming
+              method: session
+              master: "local[1]"
+              schema: {SCHEMA}
+              threads: 1
+    """))
+    (folder / "models" / "sources.yml").write_text(textwrap.dedent("""
+        version: 2
+        sources:
+          - name: landing
+            tables:
+              - name: events
+                meta:
+                  stream:
+                    format: json
+                    path: events
+                    create_path: true
+                    schema: "id bigint, device string, value double"
+    """))
+    (folder / "models" / "bronze_events.sql").write_text(
+        "{{ config(materialized='streaming_table', output_mode='append') }}\n"
+        "select id, device, value from {{ source('landing', 'events') }}\n"
+    )
+    (folder / "models" / "device_totals.sql").write_text(
+        "{{ config(materialized='streaming_table', output_mode='complete') }}\n"
+        "select device, count(*) as events, sum(value) as total\n"
+        "from stream({{ ref('bronze_events') }})\ngroup by device\n"
+    )
+    return folder
+
+
+def land(project: Path, name: str, rows: list[dict]) -> None:
+    folder = project / ".lakehouse" / "landing" / "events"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
+def table_rows(spark, project: Path, table: str) -> list[tuple]:
+    path = project / ".lakehouse" / "warehouse" / f"{SCHEMA}.db" / table
+    return sorted(tuple(row) for row in spark.read.format("delta").load(str(path)).collect())
+
+
+def test_a_new_project_streams_with_the_installed_wheel_alone(installed, tmp_path_factory, spark):
+    bin_folder, env = installed
+    project = new_project(tmp_path_factory.mktemp("outside") / PROJECT)
+    assert REPO_ROOT not in project.parents
+
+    said = run([str(bin_folder / "dbt-spark-streaming"), "init"], cwd=project, env=env)
+    assert "3 macro file(s) written" in said
+    assert sorted(p.name for p in (project / "macros" / "spark_streaming").iterdir()) == [
+        "ref.sql", "source.sql", "unit_test_fixture.sql"]
+
+    first = [{"id": i, "device": f"d{i % 3}", "value": float(i)} for i in range(30)]
+    second = [{"id": i, "device": f"d{i % 4}", "value": float(i)} for i in range(30, 50)]
+    dbt = [str(bin_folder / "dbt"), "run", "--profiles-dir", str(project)]
+    land(project, "part-1.json", first)
+    run(dbt, cwd=project, env=env)
+    land(project, "part-2.json", second)
+    run(dbt, cwd=project, env=env)
+
+    # The first session fetched Delta's jars into the (test's) user cache.
+    cache = Path(env["XDG_CACHE_HOME"]) / "dbt-spark-streaming" / "jars"
+    assert any(cache.rglob("delta-spark_*.jar"))
+    # Every event exactly once in bronze, and gold as a recompute of it.
+    events = first + second
+    assert table_rows(spark, project, "bronze_events") == sorted(
+        (row["id"], row["device"], row["value"]) for row in events)
+    expected: dict[str, tuple[int, float]] = {}
+    for row in events:
+        count, total = expected.get(row["device"], (0, 0.0))
+        expected[row["device"]] = (count + 1, total + row["value"])
+    assert table_rows(spark, project, "device_totals") == sorted(
+        (device, count, total) for device, (count, total) in expected.items())

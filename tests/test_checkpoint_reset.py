@@ -104,7 +104,7 @@ def test_reset_from_a_delta_version_reads_exactly_the_upstream_commits_from_it_a
     # Without a reset, rows and no checkpoint stop the run, naming the way out.
     stopped = dbt("run", "--select", "downstream_readings", project_dir=str(project))
     assert not stopped.success
-    assert "reset-checkpoint --select downstream_readings" in failure_messages(stopped)
+    assert "reset_checkpoint --args '{select: downstream_readings, from_now: true}'" in failure_messages(stopped)
 
     # From c.json's commit: b.json's rows are skipped, c.json's read once, a's rows kept.
     assert reset(project, "--select", "downstream_readings", "--from-version", str(latest)) == 0

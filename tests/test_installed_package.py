@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -35,8 +36,12 @@ def run(command: list[str], cwd: Path, env: dict[str, str], timeout: int = 900) 
 def installed(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     """(the virtualenv's bin folder, an environment without this repository's settings)."""
     root = tmp_path_factory.mktemp("installed")
+    # From a clean copy: setuptools would put a stale build/ folder's files in the wheel too.
+    source = root / "source"
+    shutil.copytree(REPO_ROOT / "adapter", source,
+                    ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     wheels = root / "wheels"
-    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(wheels), str(REPO_ROOT / "adapter")],
+    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(wheels), str(source)],
         cwd=root, env=dict(os.environ))
     (wheel,) = wheels.glob("dbt_spark_streaming-*.whl")
     venv = root / "venv"

@@ -85,7 +85,7 @@ def test_a_redeploy_swaps_in_the_new_version_rebuilds_its_reader_and_rolls_back(
 
     assert redeployed.success, failure_messages(redeployed)
     said = node_results(redeployed)
-    assert "redeployed (" in said["readings"].message and "rollback --select readings" in said["readings"].message
+    assert "redeployed (" in said["readings"].message and "rollback_redeploy --args '{select: readings}'" in said["readings"].message
     assert "redeployed (redeploy.readings, which it streams from" in said["kind_counts"].message
     # While the new version was built, readers saw the old version, complete.
     assert reads.seen and all(seen == (("id", "kind"), old_rows) for seen in reads.seen)

@@ -52,8 +52,8 @@ def check_matches_table(
             f"empty, so the stream would process every input again and duplicate rows. Restore "
             f"the checkpoint, or rebuild the model and the models that stream from it with "
             f"`dbt run --full-refresh --select {model}+`, or keep the rows and say where the "
-            f"stream starts: `python -m python_runners reset-checkpoint --select {model} "
-            f"--from-now` (or --from-version/--from-timestamp)."
+            f"stream starts: `dbt run-operation reset_checkpoint --args '{{select: {model}, from_now: true}}'` "
+            f"(or from_version / from_timestamp)."
         )
     if checkpoint_exists and not table_exists:
         raise StreamingModelError(

@@ -83,7 +83,7 @@ class Redeployed:
     def said(self, model: str) -> str:
         return (f"; redeployed ({query_changes.summary(self.reason)}): rebuilt from the start of its inputs beside the table, "
                 f"{self.rows} rows, swapped in at version {self.swap_version}; roll back with "
-                f"`python -m python_runners rollback --select {model}`")
+                f"`dbt run-operation rollback_redeploy --args '{{select: {model}}}'`")
 
 
 def next_table(table: str) -> str:
@@ -135,7 +135,7 @@ def due(spark: SparkSession, write: StreamingWrite) -> Optional[Redeploy]:
     if state is not None and state.step == ROLLING_BACK:
         raise StreamingModelError(
             f"Model {write.model}: a rollback of its redeploy {state.id} was interrupted. Finish "
-            f"it first: `python -m python_runners rollback --select {write.model}`."
+            f"it first: `dbt run-operation rollback_redeploy --args '{{select: {write.model}}}'`."
         )
     if state is not None and state.step in (SWAPPING, SWAPPED):
         state = swap_and_finish(spark, write, state)

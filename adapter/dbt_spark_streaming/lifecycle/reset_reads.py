@@ -42,7 +42,8 @@ def _stream_read_from(spark: SparkSession, reset: Reset, read: StreamRead) -> st
         raise StreamingModelError(
             f"Model {reset.model}: its checkpoint was reset (from {reset.point.describe()}) when it "
             f"did not stream from {normal_table(table)}; the reset has no starting point for it. "
-            f"Reset again: `python -m python_runners reset-checkpoint --select {reset.model} ...`."
+            f"Reset again: `dbt run-operation reset_checkpoint --args "
+            f"'{{select: {reset.model}, from_now: true}}'` (or from_version / from_timestamp)."
         )
     return read.with_options(delta_options(spark, reset, recorded))
 
@@ -58,7 +59,8 @@ def _read_source_view_from(
         raise StreamingModelError(
             f"Model {reset.model}: its checkpoint was reset (from {reset.point.describe()}) when it "
             f"did not read source {read.name}; the reset has no starting point for it. Reset "
-            f"again: `python -m python_runners reset-checkpoint --select {reset.model} ...`."
+            f"again: `dbt run-operation reset_checkpoint --args '{{select: {reset.model}, from_now: true}}'` "
+            f"(or from_version / from_timestamp)."
         )
     source = read.source
     point = reset.point

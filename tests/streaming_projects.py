@@ -31,6 +31,7 @@ def write_streaming_project(
         name: {name}
         config-version: 2
         profile: streaming_lakehouse
+        vars: {{production_targets: [local, cluster]}}  # as the repository's dbt_project.yml
         macro-paths: ["{REPO_ROOT / 'macros'}", "{PROJECT_MACROS}"]  # the root project's ref() and source() overrides
         models:
           {name}:

@@ -92,6 +92,7 @@ def write_project(root: Path) -> Path:
         name: {PROJECT}
         config-version: 2
         profile: streaming_lakehouse
+        vars: {{production_targets: [local, cluster]}}  # as the repository's dbt_project.yml
         macro-paths: ["{REPO_ROOT / 'macros'}", "{PROJECT_MACROS}"]
         models:
           {PROJECT}:

@@ -1,7 +1,8 @@
 """The progress table: one row per micro-batch of every streaming query, queryable with SQL.
 
-`select * from _stream_progress` (the default table, `default._stream_progress`; env
-`STREAM_PROGRESS_TABLE` names another). Rows older than `STREAM_PROGRESS_RETENTION_DAYS` (default
+`select * from <schema>._stream_progress` (`default._stream_progress` unless set: a dbt run
+names its target schema's, the adapter's connections.py; env `STREAM_PROGRESS_TABLE` names
+another). Rows older than `STREAM_PROGRESS_RETENTION_DAYS` (default
 7) are deleted at most once a day (by the first process that writes the table after a day), so
 the table stays bounded.
 """
@@ -149,8 +150,21 @@ def append(spark: SparkSession, rows: Iterable[tuple], name: Optional[str] = Non
         f"cast(`{column}` as timestamp) as `{column}`" if kind == "timestamp" else f"`{column}`"
         for column, kind in columns
     ))
-    frame.write.format("delta").mode("append").option("mergeSchema", "true").saveAsTable(name or table_name())
+    name = name or table_name()
+    _schema_exists(spark, name)
+    frame.write.format("delta").mode("append").option("mergeSchema", "true").saveAsTable(name)
     return len(rows)
+
+
+_schemas_made: set[str] = set()
+
+
+def _schema_exists(spark: SparkSession, name: str) -> None:
+    """A target's schema may hold no model of its own (only its prefixed layers): made once."""
+    schema = name.replace("`", "").rpartition(".")[0] or "default"
+    if schema not in _schemas_made:
+        spark.sql(f"create schema if not exists `{schema}`")
+        _schemas_made.add(schema)
 
 
 def _json_row(row: tuple, columns) -> dict:

@@ -22,7 +22,7 @@ def test_the_macros_are_named_as_dbt_looks_them_up(macros):
         "streaming_query_materialization", "streaming_model_config", "streaming_run_vars",
         "check_streaming_model", "spark_streaming__get_limit_sql", "serve_streaming_queries",
         "reset_checkpoint", "rollback_redeploy", "streaming_model_named", "stream_changes", "stream_appends",
-        "source", "ref", "get_fixture_sql", "generate_schema_name",
+        "source", "ref", "get_fixture_sql", "spark_streaming__generate_schema_name",
     } <= ours
 
 

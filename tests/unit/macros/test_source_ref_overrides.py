@@ -1,4 +1,4 @@
-"""The root project's overrides (adapter/dbt_spark_streaming/project_macros/source.sql, ref.sql, macros/generate_schema_name.sql)
+"""The root project's overrides (adapter/dbt_spark_streaming/project_macros/source.sql, ref.sql, and the adapter's spark_streaming__generate_schema_name)
 and the compile-time config check they run (check_streaming_model, streaming_model_config.sql)."""
 
 from __future__ import annotations
@@ -156,10 +156,19 @@ def test_while_dbt_parses_a_ref_checks_nothing(renderer):
 
 # --- generate_schema_name ---------------------------------------------------------------------
 
-@pytest.mark.parametrize("custom, schema", [
-    (None, "analytics"),  # the target's schema
-    ("silver", "silver"),  # models/silver: +schema: silver, as it is (no <target>_ prefix)
-    (" gold ", "gold"),
+@pytest.mark.parametrize("target, production_targets, custom, schema", [
+    ("dev", None, None, "analytics"),  # no custom schema: the target's own
+    ("dev", None, "silver", "analytics_silver"),  # a sandbox: dbt's <target schema>_<custom>
+    ("dev", None, " gold ", "analytics_gold"),
+    ("prod", None, "silver", "silver"),  # production (by default 'prod'): the layer's own name
+    ("prod", None, None, "analytics"),
+    ("local", ["local", "cluster"], "silver", "silver"),  # production as the project names it
+    ("prod", ["local", "cluster"], "silver", "analytics_silver"),
 ])
-def test_a_layer_is_its_schema(renderer, custom, schema):
-    assert renderer.call("generate_schema_name", custom, model_node()).strip() == schema
+def test_a_layer_is_its_schema_in_production_and_prefixed_elsewhere(renderer, target, production_targets,
+                                                                    custom, schema):
+    renderer.target.name = target
+    if production_targets is not None:
+        renderer.vars["production_targets"] = production_targets
+    rendered = renderer.call("spark_streaming__generate_schema_name", custom, model_node())
+    assert rendered.strip() == schema

@@ -22,6 +22,9 @@ from dbt.adapters.spark_streaming.errors import as_dbt_error
 import dbt_spark_streaming as runtime
 
 LAKEHOUSE_VARIABLE = "LAKEHOUSE_DIR"
+PROGRESS_TABLE_VARIABLE = "STREAM_PROGRESS_TABLE"
+# Set before dbt started: the user's choice, kept for every target.
+_PROGRESS_TABLE_GIVEN = bool(os.environ.get(PROGRESS_TABLE_VARIABLE))
 
 
 @dataclass
@@ -76,6 +79,13 @@ def use_lakehouse_of(credentials: SparkStreamingCredentials) -> None:
         os.environ[LAKEHOUSE_VARIABLE] = str((project / ".lakehouse").resolve())
 
 
+def use_progress_table_of(credentials: SparkStreamingCredentials) -> None:
+    """Each target records its batches in its own schema's _stream_progress (a CI run writes
+    nothing into production's), unless STREAM_PROGRESS_TABLE names one."""
+    if not _PROGRESS_TABLE_GIVEN:
+        os.environ[PROGRESS_TABLE_VARIABLE] = f"{credentials.schema}._stream_progress"
+
+
 def session_for(credentials: SparkStreamingCredentials):
     return runtime.get_or_create_session(**_session_settings(credentials))
 
@@ -115,6 +125,7 @@ class SparkStreamingConnectionManager(SparkConnectionManager):
         # resolved, how to resolve it if the run needs it after all.
         self.stream_views: dict[str, tuple[str, Any, Any]] = {}
         use_lakehouse_of(self.profile.credentials)
+        use_progress_table_of(self.profile.credentials)
         if _command_runs_sql():
             runtime.start_in_background(**_session_settings(self.profile.credentials), then=_load_model_runtime)
 

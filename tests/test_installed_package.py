@@ -24,6 +24,24 @@ pytestmark = pytest.mark.slow
 
 PROJECT = "my_streams"
 SCHEMA = "analytics"
+RECIPE = REPO_ROOT / "docs" / "examples" / "ci"
+BRONZE = """{{ config(materialized='streaming_table', output_mode='append') }}
+
+select
+    id,
+    device,
+    reading
+from {{ source('landing', 'events') }}
+"""
+GOLD = """{{ config(materialized='streaming_table', output_mode='complete') }}
+
+select
+    device,
+    count(*) as events,
+    sum(reading) as total
+from stream({{ ref('bronze_events') }})
+group by device
+"""
 
 
 def run(command: list[str], cwd: Path, env: dict[str, str], timeout: int = 900) -> str:
@@ -53,7 +71,7 @@ def installed(tmp_path_factory) -> tuple[Path, dict[str, str]]:
                 "SPARK_SHUFFLE_PARTITIONS": "2"})
     if "PIP_CACHE_DIR" not in env:  # the user's pip cache, not the test's empty XDG cache
         env["PIP_CACHE_DIR"] = str(Path.home() / ".cache" / "pip")
-    run([str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check", str(wheel)],
+    run([str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check", f"{wheel}[lint]"],
         cwd=root, env=env, timeout=1800)
     return venv / "bin", env
 
@@ -67,17 +85,12 @@ def new_project(folder: Path) -> Path:
         config-version: 2
         profile: {PROJECT}
     """))
-    (folder / "profiles.yml").write_text(textwrap.dedent(f"""
-        {PROJECT}:
-          target: dev
-          outputs:
-            dev:
-              type: spark_streaming
-              method: session
-              master: "local[1]"
-              schema: {SCHEMA}
-              threads: 1
-    """))
+    target = "type: spark_streaming\n      method: session\n      master: 'local[1]'\n      threads: 1"
+    (folder / "profiles.yml").write_text(
+        f"{PROJECT}:\n  target: dev\n  outputs:\n"
+        + "".join(f"    {name}:\n      {target}\n      schema: {schema}\n"
+                  for name, schema in (("dev", SCHEMA), ("prod", SCHEMA), ("ci", "ci")))
+    )
     (folder / "models" / "sources.yml").write_text(textwrap.dedent("""
         version: 2
         sources:
@@ -89,17 +102,10 @@ def new_project(folder: Path) -> Path:
                     format: json
                     path: events
                     create_path: true
-                    schema: "id bigint, device string, value double"
+                    schema: "id bigint, device string, reading double"
     """))
-    (folder / "models" / "bronze_events.sql").write_text(
-        "{{ config(materialized='streaming_table', output_mode='append') }}\n"
-        "select id, device, value from {{ source('landing', 'events') }}\n"
-    )
-    (folder / "models" / "device_totals.sql").write_text(
-        "{{ config(materialized='streaming_table', output_mode='complete') }}\n"
-        "select device, count(*) as events, sum(value) as total\n"
-        "from stream({{ ref('bronze_events') }})\ngroup by device\n"
-    )
+    (folder / "models" / "bronze_events.sql").write_text(BRONZE)
+    (folder / "models" / "device_totals.sql").write_text(GOLD)
     return folder
 
 
@@ -109,8 +115,21 @@ def land(project: Path, name: str, rows: list[dict]) -> None:
     (folder / name).write_text("".join(json.dumps(row) + "\n" for row in rows))
 
 
-def table_rows(spark, project: Path, table: str) -> list[tuple]:
-    path = project / ".lakehouse" / "warehouse" / f"{SCHEMA}.db" / table
+def events(ids, devices: int) -> list[dict]:
+    return [{"id": i, "device": f"d{i % devices}", "reading": float(i)} for i in ids]
+
+
+def totals(rows: list[dict]) -> list[tuple]:
+    """device_totals recomputed from the events."""
+    found: dict[str, tuple[int, float]] = {}
+    for row in rows:
+        count, total = found.get(row["device"], (0, 0.0))
+        found[row["device"]] = (count + 1, total + row["reading"])
+    return sorted((device, count, total) for device, (count, total) in found.items())
+
+
+def table_rows(spark, project: Path, table: str, schema: str = SCHEMA) -> list[tuple]:
+    path = project / ".lakehouse" / "warehouse" / f"{schema}.db" / table
     return sorted(tuple(row) for row in spark.read.format("delta").load(str(path)).collect())
 
 
@@ -124,8 +143,8 @@ def test_a_new_project_streams_with_the_installed_wheel_alone(installed, tmp_pat
     assert sorted(p.name for p in (project / "macros" / "spark_streaming").iterdir()) == [
         "ref.sql", "source.sql", "unit_test_fixture.sql"]
 
-    first = [{"id": i, "device": f"d{i % 3}", "value": float(i)} for i in range(30)]
-    second = [{"id": i, "device": f"d{i % 4}", "value": float(i)} for i in range(30, 50)]
+    first = events(range(30), devices=3)
+    second = events(range(30, 50), devices=4)
     dbt = [str(bin_folder / "dbt"), "run", "--profiles-dir", str(project)]
     land(project, "part-1.json", first)
     run(dbt, cwd=project, env=env)
@@ -136,12 +155,43 @@ def test_a_new_project_streams_with_the_installed_wheel_alone(installed, tmp_pat
     cache = Path(env["XDG_CACHE_HOME"]) / "dbt-spark-streaming" / "jars"
     assert any(cache.rglob("delta-spark_*.jar"))
     # Every event exactly once in bronze, and gold as a recompute of it.
-    events = first + second
+    landed = first + second
     assert table_rows(spark, project, "bronze_events") == sorted(
-        (row["id"], row["device"], row["value"]) for row in events)
-    expected: dict[str, tuple[int, float]] = {}
-    for row in events:
-        count, total = expected.get(row["device"], (0, 0.0))
-        expected[row["device"]] = (count + 1, total + row["value"])
-    assert table_rows(spark, project, "device_totals") == sorted(
-        (device, count, total) for device, (count, total) in expected.items())
+        (row["id"], row["device"], row["reading"]) for row in landed)
+    assert table_rows(spark, project, "device_totals") == totals(landed)
+
+
+def test_the_ci_recipe_lints_then_builds_what_changed_in_its_own_schema(installed, tmp_path_factory, spark):
+    bin_folder, env = installed
+    project = new_project(tmp_path_factory.mktemp("outside") / PROJECT)
+    shutil.copy(RECIPE / "sqlfluff.cfg", project / ".sqlfluff")
+    landed = events(range(12), devices=3)
+    land(project, "part-1.json", landed)
+    run([str(bin_folder / "dbt-spark-streaming"), "init"], cwd=project, env=env)
+    run([str(bin_folder / "dbt"), "run", "--target", "prod", "--profiles-dir", str(project)], cwd=project, env=env)
+    state = project / "prod-state"
+    state.mkdir()
+    shutil.copy(project / "target" / "manifest.json", state)
+    production = {str(path): path.read_bytes() for path in (project / ".lakehouse").rglob("*")
+                  if path.is_file() and f"{SCHEMA}" in str(path.relative_to(project / ".lakehouse"))}
+
+    # the pull request changes gold
+    (project / "models" / "device_totals.sql").write_text(GOLD.replace(
+        "    sum(reading) as total\n", "    sum(reading) as total,\n    max(reading) as highest\n"))
+    ci_env = {**env, "DBT_PROFILES_DIR": str(project), "PROD_STATE": str(state)}
+    said = run(["bash", str(RECIPE / "ci.sh")], cwd=project, env=ci_env)
+
+    assert "streaming lint: 2 streaming models, 0 problems" in said
+    assert table_rows(spark, project, "device_totals", schema="ci") == [
+        (device, count, total, max(row["reading"] for row in landed if row["device"] == device))
+        for device, count, total in totals(landed)]
+    assert {str(path): path.read_bytes() for path in map(Path, production)} == production
+
+    # a model that cannot stream stops the recipe before anything is built
+    (project / "models" / "latest.sql").write_text(
+        "{{ config(materialized='streaming_table') }}\n\nselect id\nfrom {{ ref('bronze_events') }}\norder by id\n")
+    failed = subprocess.run(["bash", str(RECIPE / "ci.sh")], cwd=project, env=ci_env, capture_output=True,
+                            text=True, timeout=900)
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "models/latest.sql:5:1:" in failed.stdout and "ORDER BY" in failed.stdout
+    assert "dbt build" not in failed.stdout and not (project / ".lakehouse" / "warehouse" / "ci.db" / "latest").exists()

@@ -13,7 +13,7 @@ import pytest
 from sqlfluff.core import FluffConfig, Linter
 
 from python_runners import REPO_ROOT
-from python_runners.ops.lint import StreamingModel, findings
+from dbt_spark_streaming.lint.streaming_lint import StreamingModel, findings
 from python_runners.testing.command_line import run_command_line
 from streaming_projects import DEMO_STREAMING_MODELS
 

@@ -1,11 +1,14 @@
 """`dbt-spark-streaming`, the installed command: what a dbt project needs beyond `pip install`.
 
     dbt-spark-streaming init [--project-dir DIR]
+    dbt-spark-streaming lint [--project-dir DIR] [--profiles-dir DIR]
 
-writes the root-project macros (ref, source, get_fixture_sql; project_macros/) into the project's
+`init` writes the root-project macros (ref, source, get_fixture_sql; project_macros/) into the project's
 macros/spark_streaming/. dbt takes overrides of ref() and source() from the root project only, so
-no package or plugin can ship them; run it again after upgrading the adapter (a run whose copies
-are older says so). Files are rewritten only when they differ.
+no package or plugin can ship them; run it again after upgrading the adapter. Files are
+rewritten only when they differ. `lint` reports what a streaming
+model cannot run (ORDER BY, LIMIT, window functions, DISTINCT aggregates, a config that cannot
+work) from its SQL, without Spark (lint/streaming_lint.py); it needs sqlfluff (the `lint` extra).
 """
 
 from __future__ import annotations
@@ -41,6 +44,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     init = commands.add_parser("init", help="write the root-project macros into the dbt project")
     init.add_argument("--project-dir", type=Path, default=Path.cwd())
+    commands.add_parser("lint", help="what a streaming model cannot run, from its SQL", add_help=False)
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["lint"]:
+        from dbt_spark_streaming.lint.streaming_lint import main as lint
+
+        return lint(argv[1:])
     args = parser.parse_args(argv)
     written = write_project_macros(args.project_dir.resolve())
     where = args.project_dir / MACROS_FOLDER

@@ -84,6 +84,7 @@ ROOMS = {
     "sources": "what models read",
     "writes": "streaming writes into Delta",
     "progress": "batch progress",
+    "lint": "the streaming lint of a project's SQL, without Spark",
 }
 
 ROOTS = ("python_runners", "adapter")  # folders of the repository read; adapter/ is optional

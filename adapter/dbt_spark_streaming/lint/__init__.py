@@ -1,0 +1,1 @@
+"""The streaming lint: what a streaming model cannot run, found in its SQL without Spark."""

@@ -151,9 +151,9 @@ def test_a_new_project_streams_with_the_installed_wheel_alone(installed, tmp_pat
     land(project, "part-2.json", second)
     run(dbt, cwd=project, env=env)
 
-    # The first session fetched Delta's jars into the (test's) user cache.
+    # The first session fetched Delta's and the Kafka connector's jars into the (test's) user cache.
     cache = Path(env["XDG_CACHE_HOME"]) / "dbt-spark-streaming" / "jars"
-    assert any(cache.rglob("delta-spark_*.jar"))
+    assert any(cache.rglob("delta-spark_*.jar")) and any(cache.rglob("spark-sql-kafka-0-10_*.jar"))
     # Every event exactly once in bronze, and gold as a recompute of it.
     landed = first + second
     assert table_rows(spark, project, "bronze_events") == sorted(

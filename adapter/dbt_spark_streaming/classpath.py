@@ -1,9 +1,9 @@
-"""The JVM libraries a Spark session loads beyond pyspark's own: Delta Lake's, and the Kafka
-connector's where it was fetched.
+"""The JVM libraries a Spark session loads beyond pyspark's own: Delta Lake's and Spark's Kafka
+connector's.
 
 They live in one folder per Spark and Delta version: SPARK_EXTRA_JARS_DIR, else the user's own
 cache (`~/.cache/dbt-spark-streaming/`, under XDG_CACHE_HOME when set). The first session that
-finds the folder empty has Spark resolve Delta Lake from Maven Central itself while it starts
+finds the folder empty has Spark resolve them from Maven Central itself while it starts
 (spark.jars.packages, Ivy's files in the cache), then keeps the jars it fetched there: every
 session after it starts without the network. This repository's `make setup` fills a folder of
 its own with Maven instead, the Kafka connector and the metastore's JDBC driver included
@@ -37,6 +37,12 @@ def delta_coordinates() -> str:
     """Delta's jar, the version of the delta-spark Python package that drives it."""
     spark = ".".join(pyspark.__version__.split(".")[:2])
     return f"io.delta:delta-spark_{spark}_{SCALA_BINARY}:{metadata.version('delta-spark')}"
+
+
+# Spark's Kafka connector, for Kafka sources: 4.1.1, whose own dependencies Maven Central has
+# whole (it has no spark-token-provider-kafka-0-10 4.1.3, which the connector 4.1.3 asks for).
+# pyspark 4.1's other jars link against it.
+KAFKA_CONNECTOR = f"org.apache.spark:spark-sql-kafka-0-10_{SCALA_BINARY}:4.1.1"
 
 
 def user_cache(environ: Mapping[str, str] = os.environ) -> Path:
@@ -73,13 +79,13 @@ def class_paths(master: str, driver_jars: list[str] | None = None) -> tuple[list
 
 
 def resolution_conf() -> dict[str, str]:
-    """For a session started while JARS_DIR holds no jar: Spark fetches Delta Lake from Maven
-    Central as it starts (its own Ivy resolution, into the user's cache)."""
+    """For a session started while JARS_DIR holds no jar: Spark fetches Delta Lake and its Kafka
+    connector from Maven Central as it starts (its own Ivy resolution, into the user's cache)."""
     ivy = user_cache() / "ivy"
     ivy.mkdir(parents=True, exist_ok=True)
     settings = ivy / "ivysettings.xml"
     settings.write_text(_IVY_SETTINGS.format(cache=ivy / "cache", central=MAVEN_CENTRAL))
-    return {"spark.jars.packages": delta_coordinates(), "spark.jars.ivy": str(ivy),
+    return {"spark.jars.packages": f"{delta_coordinates()},{KAFKA_CONNECTOR}", "spark.jars.ivy": str(ivy),
             "spark.jars.ivySettings": str(settings)}
 
 
@@ -98,7 +104,8 @@ _IVY_SETTINGS = """<ivysettings>
 
 def resolution_failed(error: BaseException) -> JarsMissingError:
     return JarsMissingError(
-        f"Could not fetch Delta Lake's jars ({delta_coordinates()}) from Maven Central ({error}). "
+        f"Could not fetch Delta Lake's and the Kafka connector's jars ({delta_coordinates()}, "
+        f"{KAFKA_CONNECTOR}) from Maven Central ({error}). "
         "Spark's own message is above. Check the network or the proxy (or point "
         f"SPARK_STREAMING_MAVEN_REPOSITORY at a mirror of Maven Central), or put the jars in {JARS_DIR} "
         f"yourself (or point {JARS_VARIABLE} at a folder that has them)."

@@ -44,8 +44,9 @@ group by device
 """
 
 
-def run(command: list[str], cwd: Path, env: dict[str, str], timeout: int = 900) -> str:
-    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+def run(command: list[str], cwd: Path, env: dict[str, str], timeout: int = 900, answers: str | None = None) -> str:
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+                          input=answers)
     assert done.returncode == 0, f"{' '.join(command)} exited {done.returncode}:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
     return done.stdout
 
@@ -76,9 +77,20 @@ def installed(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     return venv / "bin", env
 
 
+def init_project(bin_folder: Path, env: dict[str, str], parent: Path) -> Path:
+    """`dbt init` as a user answers it: the adapter (spark_streaming, second of the two
+    installed), then the profile_template's questions: master and lakehouse_dir as offered, the
+    schema, threads as offered."""
+    profiles = parent / "profiles"
+    profiles.mkdir()
+    run([str(bin_folder / "dbt"), "init", PROJECT, "--profiles-dir", str(profiles)], cwd=parent, env=env,
+        answers=f"2\n\n\n{SCHEMA}\n\n")
+    return add_streams(parent / PROJECT)
+
+
 def new_project(folder: Path) -> Path:
-    """A dbt project as the README says to make one: its profile, a JSON source, an append bronze
-    model and a complete gold model; then `dbt-spark-streaming init` for the root macros."""
+    """A dbt project written by hand, as docs/ci.md's project would be: a profile with dev,
+    prod and ci targets, and the streaming models."""
     (folder / "models").mkdir(parents=True)
     (folder / "dbt_project.yml").write_text(textwrap.dedent(f"""
         name: {PROJECT}
@@ -91,6 +103,11 @@ def new_project(folder: Path) -> Path:
         + "".join(f"    {name}:\n      {target}\n      schema: {schema}\n"
                   for name, schema in (("dev", SCHEMA), ("prod", SCHEMA), ("ci", "ci")))
     )
+    return add_streams(folder)
+
+
+def add_streams(folder: Path) -> Path:
+    """A JSON source, an append bronze model and a complete gold model."""
     (folder / "models" / "sources.yml").write_text(textwrap.dedent("""
         version: 2
         sources:
@@ -135,8 +152,10 @@ def table_rows(spark, project: Path, table: str, schema: str = SCHEMA) -> list[t
 
 def test_a_new_project_streams_with_the_installed_wheel_alone(installed, tmp_path_factory, spark):
     bin_folder, env = installed
-    project = new_project(tmp_path_factory.mktemp("outside") / PROJECT)
+    project = init_project(bin_folder, env, tmp_path_factory.mktemp("outside"))
     assert REPO_ROOT not in project.parents
+    profile = (project.parent / "profiles" / "profiles.yml").read_text()
+    assert "type: spark_streaming" in profile and "lakehouse_dir: .lakehouse" in profile
 
     said = run([str(bin_folder / "dbt-spark-streaming"), "init"], cwd=project, env=env)
     assert "3 macro file(s) written" in said
@@ -145,7 +164,7 @@ def test_a_new_project_streams_with_the_installed_wheel_alone(installed, tmp_pat
 
     first = events(range(30), devices=3)
     second = events(range(30, 50), devices=4)
-    dbt = [str(bin_folder / "dbt"), "run", "--profiles-dir", str(project)]
+    dbt = [str(bin_folder / "dbt"), "run", "--profiles-dir", str(project.parent / "profiles")]
     land(project, "part-1.json", first)
     run(dbt, cwd=project, env=env)
     land(project, "part-2.json", second)
@@ -195,3 +214,20 @@ def test_the_ci_recipe_lints_then_builds_what_changed_in_its_own_schema(installe
     assert failed.returncode == 1, failed.stdout + failed.stderr
     assert "models/latest.sql:5:1:" in failed.stdout and "ORDER BY" in failed.stdout
     assert "dbt build" not in failed.stdout and not (project / ".lakehouse" / "warehouse" / "ci.db" / "latest").exists()
+
+
+def test_without_maven_central_the_first_run_says_where_the_jars_go(installed, tmp_path_factory):
+    bin_folder, env = installed
+    project = new_project(tmp_path_factory.mktemp("offline") / PROJECT)
+    run([str(bin_folder / "dbt-spark-streaming"), "init"], cwd=project, env=env)
+    offline = {**env, "XDG_CACHE_HOME": str(project / "empty-cache"),
+               "SPARK_STREAMING_MAVEN_REPOSITORY": "http://127.0.0.1:9/maven2/"}
+
+    failed = subprocess.run([str(bin_folder / "dbt"), "run", "--profiles-dir", str(project)], cwd=project,
+                            env=offline, capture_output=True, text=True, timeout=600)
+
+    assert failed.returncode != 0
+    said = " ".join(failed.stdout.split())
+    assert "Could not fetch Delta Lake's and the Kafka connector's jars" in said
+    assert "SPARK_STREAMING_MAVEN_REPOSITORY" in said and "SPARK_EXTRA_JARS_DIR" in said
+    assert not any((project / "empty-cache").rglob("*.jar"))

@@ -12,6 +12,7 @@ its own with Maven instead, the Kafka connector and the metastore's JDBC driver 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -43,6 +44,15 @@ def delta_coordinates() -> str:
 # whole (it has no spark-token-provider-kafka-0-10 4.1.3, which the connector 4.1.3 asks for).
 # pyspark 4.1's other jars link against it.
 KAFKA_CONNECTOR = f"org.apache.spark:spark-sql-kafka-0-10_{SCALA_BINARY}:4.1.1"
+# The JDBC driver of a shared Hive metastore in PostgreSQL (a cluster's metastore_url). Hive's
+# client finds it on the driver's own class path only, so a session that needs it cannot be the
+# one that fetches it: `dbt-spark-streaming jars` fetches everything ahead.
+POSTGRESQL_DRIVER = "org.postgresql:postgresql:42.7.14"
+
+
+def packages() -> tuple[str, ...]:
+    """The Maven coordinates fetched on first use."""
+    return (delta_coordinates(), KAFKA_CONNECTOR, POSTGRESQL_DRIVER)
 
 
 def user_cache(environ: Mapping[str, str] = os.environ) -> Path:
@@ -53,7 +63,9 @@ def jars_dir(environ: Mapping[str, str] = os.environ) -> Path:
     configured = environ.get(JARS_VARIABLE)
     if configured:
         return Path(configured)
-    return user_cache(environ) / "jars" / delta_coordinates().replace(":", "_")
+    # One folder per set of jars: another version of any of them is another folder.
+    key = hashlib.sha256(",".join(packages()).encode()).hexdigest()[:12]
+    return user_cache(environ) / "jars" / f"spark-{pyspark.__version__}-{key}"
 
 
 JARS_DIR = jars_dir()
@@ -85,7 +97,7 @@ def resolution_conf() -> dict[str, str]:
     ivy.mkdir(parents=True, exist_ok=True)
     settings = ivy / "ivysettings.xml"
     settings.write_text(_IVY_SETTINGS.format(cache=ivy / "cache", central=MAVEN_CENTRAL))
-    return {"spark.jars.packages": f"{delta_coordinates()},{KAFKA_CONNECTOR}", "spark.jars.ivy": str(ivy),
+    return {"spark.jars.packages": ",".join(packages()), "spark.jars.ivy": str(ivy),
             "spark.jars.ivySettings": str(settings)}
 
 

@@ -2,6 +2,7 @@
 
     dbt-spark-streaming init [--project-dir DIR]
     dbt-spark-streaming lint [--project-dir DIR] [--profiles-dir DIR]
+    dbt-spark-streaming jars
 
 `init` writes the root-project macros (ref, source, get_fixture_sql; project_macros/) into the project's
 macros/spark_streaming/. dbt takes overrides of ref() and source() from the root project only, so
@@ -9,6 +10,8 @@ no package or plugin can ship them; run it again after upgrading the adapter. Fi
 rewritten only when they differ. `lint` reports what a streaming
 model cannot run (ORDER BY, LIMIT, window functions, DISTINCT aggregates, a config that cannot
 work) from its SQL, without Spark (lint/streaming_lint.py); it needs sqlfluff (the `lint` extra).
+`jars` fetches Spark's jars ahead of the first session (classpath.py): a CI image's set-up step,
+or a cluster target whose metastore's JDBC driver must be there when its first session starts.
 """
 
 from __future__ import annotations
@@ -39,12 +42,31 @@ def write_project_macros(project_dir: Path) -> list[Path]:
     return written
 
 
+def fetch_jars() -> list[str]:
+    """The jars in the cache, fetched first by a session of their own if it has none."""
+    import os
+    import tempfile
+
+    from dbt_spark_streaming import classpath
+
+    if classpath.jar_paths():
+        return classpath.jar_paths()
+    with tempfile.TemporaryDirectory() as scratch:  # local, embedded Derby: nothing but this start
+        os.environ["LAKEHOUSE_DIR"] = scratch
+        os.environ.pop("LAKEHOUSE_METASTORE_URL", None)
+        from dbt_spark_streaming.session import get_or_create_session
+
+        get_or_create_session(master="local[1]").stop()
+    return classpath.jar_paths()
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="dbt-spark-streaming", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     init = commands.add_parser("init", help="write the root-project macros into the dbt project")
     init.add_argument("--project-dir", type=Path, default=Path.cwd())
     commands.add_parser("lint", help="what a streaming model cannot run, from its SQL", add_help=False)
+    commands.add_parser("jars", help="fetch Spark's jars into the user's cache, if not there yet")
     if argv is None:
         argv = sys.argv[1:]
     if argv[:1] == ["lint"]:
@@ -52,6 +74,10 @@ def main(argv: Optional[list[str]] = None) -> int:
 
         return lint(argv[1:])
     args = parser.parse_args(argv)
+    if args.command == "jars":
+        jars = fetch_jars()
+        print(f"{len(jars)} jars in {Path(jars[0]).parent}")
+        return 0
     written = write_project_macros(args.project_dir.resolve())
     where = args.project_dir / MACROS_FOLDER
     print(f"{len(written)} macro file(s) written to {where}" if written else f"{where} is up to date")

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from dbt_spark_streaming.classpath import jar_paths
+from dbt_spark_streaming.classpath import JARS_DIR, jar_paths
 from dbt_spark_streaming.errors import ConfigError
 
 URL_VARIABLE = "LAKEHOUSE_METASTORE_URL"
@@ -84,7 +84,7 @@ def _driver_jar(url: str) -> str:
     jars = [jar for jar in jar_paths() if Path(jar).name.startswith(prefix)]
     if not jars:
         raise MetastoreConfigError(
-            f"No JDBC driver jar {prefix}*.jar for the metastore at {url!r}: run `make setup` "
-            "(or `python -m python_runners jars`) to fetch the jars pinned in jars/pom.xml."
+            f"No JDBC driver jar {prefix}*.jar in {JARS_DIR} for the metastore at {url!r}. Fetch "
+            "the jars once with `dbt-spark-streaming jars` (in this repository: `make setup`)."
         )
     return jars[0]

@@ -14,6 +14,7 @@
 set -euo pipefail
 target="${CI_TARGET:-ci}"
 
+dbt-spark-streaming jars               # Spark's jars, from the cache or Maven Central
 dbt-spark-streaming init               # the root-project macros, as the adapter has them
 sqlfluff lint models                   # the SQL's style and syntax (.sqlfluff)
 dbt-spark-streaming lint               # what a streaming model cannot run, without Spark

@@ -1,0 +1,43 @@
+"""Where Spark's extra jars come from for an installed adapter (adapter/dbt_spark_streaming/classpath.py):
+the folder, what a first session's resolution keeps of Ivy's files, and Ivy's settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dbt_spark_streaming import classpath
+
+
+def test_the_folder_is_the_configured_one_or_one_per_set_of_jars_in_the_users_cache(monkeypatch, tmp_path):
+    assert classpath.jars_dir({"SPARK_EXTRA_JARS_DIR": "/opt/jars"}) == Path("/opt/jars")
+    folder = classpath.jars_dir({"XDG_CACHE_HOME": str(tmp_path)})
+    assert folder.parent == tmp_path / "dbt-spark-streaming" / "jars"
+    monkeypatch.setattr(classpath, "KAFKA_CONNECTOR", "org.apache.spark:spark-sql-kafka-0-10_2.13:9.9.9")
+    assert classpath.jars_dir({"XDG_CACHE_HOME": str(tmp_path)}) != folder  # another version, another folder
+
+
+def test_a_resolution_keeps_what_pyspark_does_not_ship_under_maven_names(monkeypatch, tmp_path):
+    ivy_jars = tmp_path / "ivy" / "jars"
+    ivy_jars.mkdir(parents=True)
+    for name in ("io.delta_delta-spark_4.1_2.13-4.4.0.jar", "org.apache.kafka_kafka-clients-3.9.1.jar",
+                 "org.apache.parquet_parquet-hadoop-1.16.0.jar"):  # pyspark ships parquet-hadoop
+        (ivy_jars / name).write_bytes(b"jar")
+    monkeypatch.setattr(classpath, "JARS_DIR", tmp_path / "cache" / "jars")
+    (tmp_path / "cache" / "jars.staging").mkdir(parents=True)  # a copy cut short earlier
+
+    kept = classpath.keep_resolved_jars(str(tmp_path / "ivy"))
+
+    assert [Path(jar).name for jar in kept] == ["delta-spark_4.1_2.13-4.4.0.jar", "kafka-clients-3.9.1.jar"]
+    assert not (tmp_path / "cache" / "jars.staging").exists()
+
+
+def test_ivy_reads_the_configured_repository_only(monkeypatch, tmp_path):
+    monkeypatch.setattr(classpath, "user_cache", lambda environ=None: tmp_path)
+    monkeypatch.setattr(classpath, "MAVEN_CENTRAL", "https://mirror.example/maven2/")
+
+    conf = classpath.resolution_conf()
+
+    assert conf["spark.jars.packages"].split(",") == list(classpath.packages())
+    settings = Path(conf["spark.jars.ivySettings"]).read_text()
+    assert 'root="https://mirror.example/maven2/"' in settings and ".m2" not in settings
+    assert conf["spark.jars.ivy"] == str(tmp_path / "ivy")

@@ -94,6 +94,19 @@ def test_the_sources_a_model_reads_are_checked_and_kept():
     assert config.sources[0].source.format == "json"
 
 
+def test_a_stream_source_read_without_the_projects_source_macro_names_the_command():
+    without = {**node(sources=[("landing", "events")]), "depends_on": {"macros": ["macro.p.ref"]}}
+    with pytest.raises(ModelConfigError) as error:
+        read(without, sources=[FILES])
+    assert str(error.value).startswith("Model counts: it reads landing.events, declared with meta.stream")
+    assert "Run `dbt-spark-streaming init` in the project's folder" in str(error.value)
+
+    with_it = {**without, "depends_on": {"macros": ["macro.p.source", "macro.p.ref"]}}
+    assert [read.name for read in read(with_it, sources=[FILES]).sources] == ["landing.events"]
+    plain = {**node(sources=[("landing", "other")]), "depends_on": {"macros": []}}  # no meta.stream
+    assert read(plain, sources=[source("other")]).sources == ()
+
+
 def test_copy_into_reads_its_one_file_source_and_load_log():
     model = node("loads", "copy_into", sources=[("landing", "events")], load_log_location="logs/loads")
 

@@ -40,4 +40,23 @@ def read_model_config(
             f"({', '.join(STREAMING_MATERIALIZATIONS)})."
         )
     refuse_unknown_keys(name, materialized, config)
+    refuse_streams_without_source_override(node, graph)
     return _READERS[materialized](node, graph, run_vars or {})
+
+
+def refuse_streams_without_source_override(node: Mapping[str, Any], graph: Mapping[str, Any]) -> None:
+    """A meta.stream source is read as a stream only through the project's own source() (dbt
+    takes that override from the root project only); without it, SQL would name a table that is
+    not there. dbt lists the macros a model's SQL called: the override is one of them."""
+    macros = (node.get("depends_on") or {}).get("macros")
+    if macros is None:
+        return
+    streamed = [f"{source}.{table}" for source, table in node.get("sources") or []
+                if source_stream_meta(graph, source, table)]
+    if streamed and not any(macro.rsplit(".", 1)[-1] == "source" for macro in macros):
+        raise ModelConfigError(
+            f"Model {node['name']}: it reads {', '.join(streamed)}, declared with meta.stream, but "
+            "the project has no streaming source() macro, so the source would be read as a table "
+            "that is not there. Run `dbt-spark-streaming init` in the project's folder: it writes "
+            "the root-project macros (dbt takes a source() override only from the root project)."
+        )

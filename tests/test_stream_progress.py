@@ -129,3 +129,28 @@ def test_on_a_terminal_each_stream_is_one_row_redrawn_with_its_latest_batch():
         "silver.readings", "2", "4", "12", "0.64 s", "2026-11-22 09:00:00Z",
     ]
     assert any("gold.totals" in line and "│     7 │" in line for line in final.splitlines())
+
+
+def test_a_project_without_the_serving_hook_still_records_its_batches_and_is_told_how_to_serve(
+    dbt, spark, lakehouse, tmp_path, capsys
+):
+    project = str(write_streaming_project(tmp_path / "project", "unhooked", "unhooked", {
+        "unhooked_readings": "select id from {{ source('files', 'readings') }}",
+    }, SOURCES.replace("progress_readings", "unhooked_readings")))
+    land_json_lines(landing_folder(lakehouse, "unhooked_readings"), "a.json", ({"id": i} for i in range(3)))
+
+    assert dbt("run", project_dir=project).success
+    assert "streaming models" in capsys.readouterr().out  # the summary, printed at the end
+    recorded = spark.sql("select batch_id, num_input_rows from default._stream_progress "
+                         "where query_name = 'unhooked.unhooked_readings'").collect()
+    assert [(r.batch_id, r.num_input_rows) for r in recorded] == [(0, 3)]
+
+    try:
+        served = dbt("run", "--vars", "{stream_trigger: {processing_time: '1 second'}}", project_dir=project)
+        assert served.success, failure_messages(served)
+        said = capsys.readouterr().out
+        assert "\nunhooked_readings: processing_time trigger, but this project does not serve" in said
+        assert said.count("does not serve") == 1 and '"{{ serve_streaming_queries() }}"' in said
+    finally:
+        for query in spark.streams.active:
+            query.stop()

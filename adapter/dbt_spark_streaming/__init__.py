@@ -95,6 +95,8 @@ _FACE = {
     "stop_streams_on_interrupt": ("run.interruption", "stop_streams"),
     "serve_until_stopped": "run.serving",
     "stop_all_streams": ("run.serving", "stop_all"),
+    "say_unserved": "run.serving",
+    "active_session": "session",
 }
 
 __all__ = sorted(_FACE)

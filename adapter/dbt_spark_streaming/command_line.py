@@ -81,6 +81,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     written = write_project_macros(args.project_dir.resolve())
     where = args.project_dir / MACROS_FOLDER
     print(f"{len(written)} macro file(s) written to {where}" if written else f"{where} is up to date")
+    if "serve_streaming_queries" not in (args.project_dir / "dbt_project.yml").read_text():
+        print("Models with a processing_time trigger keep running after `dbt run` only with this in "
+              "dbt_project.yml:\n  on-run-end:\n    - \"{{ serve_streaming_queries() }}\"")
     return 0
 
 

@@ -11,10 +11,11 @@ few seconds, and the state of every query to the service's status file
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional
+from typing import IO, Callable, Iterable, Optional
 
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
@@ -180,6 +181,32 @@ def _flush(spark: SparkSession, recorder: ProgressRecorder, log: Log) -> None:
         recorder.flush(spark)
     except Exception as error:  # progress is kept for the next flush; serving goes on
         log(f"Could not append to the progress table: {root_cause(error)}")
+
+
+def say_unserved(spark: SparkSession, run: StreamingRun, out: Optional[IO[str]] = None) -> list[str]:
+    """At the end of a command whose project has no on-run-end hook serve_streaming_queries():
+    the run's processing-time queries still running are not served (a dbt process ends with
+    them, and the next run resumes from their checkpoints); the terminal says so once, with how
+    to serve them. Returns the models."""
+    if run.unserved_said:
+        return []
+    kept = set(run.served_names())
+    models = sorted({_model_of(run, query.name) for query in spark.streams.active if query.name in kept})
+    if models:
+        run.unserved_said = True
+        print(
+            f"{', '.join(models)}: processing_time trigger, but this project does not serve its "
+            "queries after the run: they end with it (the next run resumes from their "
+            "checkpoints). To keep them running until Ctrl-C, add to dbt_project.yml:\n"
+            "  on-run-end:\n    - \"{{ serve_streaming_queries() }}\"",
+            file=out or sys.stdout, flush=True,
+        )
+    return models
+
+
+def _model_of(run: StreamingRun, query_name: str) -> str:
+    """A served query's model (a model's quarantine of unreadable lines is its model's too)."""
+    return getattr(run.served_write(query_name), "model", None) or query_name
 
 
 def stop_all(spark: SparkSession) -> list[str]:

@@ -66,6 +66,7 @@ class StreamingRun:
         self.recorder.show_on(self.display.batch)
         self.summaries: list[StreamSummary] = []
         self._served: dict[str, Served] = {}
+        self.unserved_said = False  # serving.say_unserved, once per run
         self._lock = threading.Lock()
         self._interrupted = threading.Event()
         self._listening_to: Optional[int] = None  # the session the recorder listens to
@@ -111,6 +112,11 @@ class StreamingRun:
         starts it again from its checkpoint."""
         with self._lock:
             self._served[write.query_name] = Served(write, start)
+
+    def served_names(self) -> list[str]:
+        """The queries this run keeps for serving (processing-time models)."""
+        with self._lock:
+            return sorted(self._served)
 
     def served_write(self, query_name: str) -> Any:
         """What started a served query (its model, checkpoint and query name), or None."""

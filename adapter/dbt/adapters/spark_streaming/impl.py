@@ -289,6 +289,17 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
         """Keep processing-time queries running until Ctrl-C/SIGTERM (on-run-end hook)."""
         return runtime.serve_until_stopped(self._spark(), self.connections.streaming_run)
 
+    def cleanup_connections(self) -> None:
+        """dbt's end of every command, after its on-run-end hooks. A project without the hook
+        serve_streaming_queries() still gets the run's summary and its batches in the progress
+        table (after the hook there is nothing left to do), and is told how to serve its
+        processing-time queries."""
+        spark = runtime.active_session()
+        if spark is not None:
+            self.connections.streaming_run.finish(spark)
+            runtime.say_unserved(spark, self.connections.streaming_run)
+        super().cleanup_connections()
+
     @available
     def stop_streams(self) -> list:
         """Stop every running query between batches (on-run-end hook of a failed run)."""

@@ -42,6 +42,7 @@ _FACE = {
     "get_or_create_session": "session",
     "start_in_background": "session",
     "Lakehouse": "lakehouse",
+    "use_lakehouse_root": ("lakehouse", "use_root"),
     # a model's config, read once
     "MATERIALIZATIONS": "config.materializations",
     "STREAMING_MATERIALIZATIONS": "config.materializations",

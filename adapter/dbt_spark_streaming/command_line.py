@@ -51,12 +51,13 @@ def fetch_jars() -> list[str]:
 
     if classpath.jar_paths():
         return classpath.jar_paths()
-    with tempfile.TemporaryDirectory() as scratch:  # local, embedded Derby: nothing but this start
-        os.environ["LAKEHOUSE_DIR"] = scratch
-        os.environ.pop("LAKEHOUSE_METASTORE_URL", None)
-        from dbt_spark_streaming.session import get_or_create_session
+    from dbt_spark_streaming.lakehouse import ROOT_VARIABLE, Lakehouse
+    from dbt_spark_streaming.metastore import URL_VARIABLE
+    from dbt_spark_streaming.session import get_or_create_session
 
-        get_or_create_session(master="local[1]").stop()
+    os.environ.pop(URL_VARIABLE, None)  # embedded Derby: the JDBC driver may be what is missing
+    with tempfile.TemporaryDirectory() as scratch:  # a lakehouse for nothing but this start
+        get_or_create_session(Lakehouse.from_env({ROOT_VARIABLE: scratch}), master="local[1]").stop()
     return classpath.jar_paths()
 
 

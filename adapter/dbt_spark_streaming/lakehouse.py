@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, MutableMapping, Optional
 
 DEFAULT_FOLDER = ".lakehouse"  # under the current folder when nothing says otherwise
 
@@ -48,6 +48,16 @@ class Lakehouse:
     def checkpoint_path(self, path: str) -> str:
         """A checkpoint location as configured: absolute paths and URIs as they are, others under the root."""
         return _resolve_under(self.checkpoints, path)
+
+
+def use_root(folder: Optional[str], project: Path, environ: MutableMapping[str, str] = os.environ) -> None:
+    """LAKEHOUSE_DIR for this process and the ones it starts, as a dbt profile says it: `folder`
+    (its lakehouse_dir; a URI, or a path relative to the project's folder); none given, what
+    LAKEHOUSE_DIR already says, else DEFAULT_FOLDER in the project's folder."""
+    if folder:
+        environ[ROOT_VARIABLE] = _absolute(_resolve_under(str(project), os.path.expanduser(folder)))
+    elif not environ.get(ROOT_VARIABLE):
+        environ[ROOT_VARIABLE] = _absolute(str(project / DEFAULT_FOLDER))
 
 
 def _is_uri(path: str) -> bool:

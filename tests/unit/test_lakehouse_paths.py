@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dbt_spark_streaming.lakehouse import Lakehouse
+from dbt_spark_streaming.lakehouse import Lakehouse, use_root
 
 
 def test_everything_under_the_current_folders_lakehouse_by_default(tmp_path, monkeypatch):
@@ -61,3 +61,21 @@ def test_checkpoint_locations_resolve_under_the_checkpoint_folder(tmp_path):
     lakehouse = Lakehouse.from_env({"LAKEHOUSE_DIR": str(tmp_path), "LAKEHOUSE_CHECKPOINT_DIR": "s3a://b/cp"})
     assert lakehouse.checkpoint_path("gold/device_counts") == "s3a://b/cp/gold/device_counts"
     assert lakehouse.checkpoint_path(str(Path("/cp/x"))) == "/cp/x"
+
+
+def test_a_profiles_lakehouse_dir_is_under_the_project_unless_absolute_or_a_uri(tmp_path):
+    project = tmp_path / "project"
+    for folder, root in ((".lakehouse", str(project / ".lakehouse")), ("/data/lh", "/data/lh"),
+                         ("s3a://bucket/lh", "s3a://bucket/lh")):
+        environ = {"LAKEHOUSE_DIR": "/elsewhere"}  # the profile's setting wins
+        use_root(folder, project, environ)
+        assert environ["LAKEHOUSE_DIR"] == root
+
+
+def test_without_a_profile_setting_lakehouse_dir_or_the_projects_folder(tmp_path):
+    environ = {"LAKEHOUSE_DIR": "/elsewhere"}
+    use_root(None, tmp_path, environ)
+    assert environ["LAKEHOUSE_DIR"] == "/elsewhere"
+    environ = {}
+    use_root(None, tmp_path, environ)
+    assert environ["LAKEHOUSE_DIR"] == str(tmp_path / ".lakehouse")

@@ -21,7 +21,8 @@ from dbt.adapters.spark.connections import (
 from dbt.adapters.spark_streaming.errors import as_dbt_error
 import dbt_spark_streaming as runtime
 
-LAKEHOUSE_VARIABLE = "LAKEHOUSE_DIR"
+# progress/table.py's TABLE_VARIABLE, named here too: reading it from there would import Spark
+# in commands that run no SQL (parse, ls).
 PROGRESS_TABLE_VARIABLE = "STREAM_PROGRESS_TABLE"
 # Set before dbt started: the user's choice, kept for every target.
 _PROGRESS_TABLE_GIVEN = bool(os.environ.get(PROGRESS_TABLE_VARIABLE))
@@ -69,14 +70,9 @@ _COMMANDS_THAT_RUN_SQL = frozenset({
 
 
 def use_lakehouse_of(credentials: SparkStreamingCredentials) -> None:
-    """LAKEHOUSE_DIR for this process and the ones it starts (the runtime reads it): the
-    profile's lakehouse_dir, else what it already says, else .lakehouse in the project's folder."""
+    """The lakehouse the profile names (lakehouse_dir), for the runtime and what it starts."""
     project = Path(getattr(get_flags(), "PROJECT_DIR", None) or os.getcwd())
-    if credentials.lakehouse_dir:
-        folder = os.path.expanduser(credentials.lakehouse_dir)
-        os.environ[LAKEHOUSE_VARIABLE] = folder if "://" in folder else str((project / folder).resolve())
-    elif not os.environ.get(LAKEHOUSE_VARIABLE):
-        os.environ[LAKEHOUSE_VARIABLE] = str((project / ".lakehouse").resolve())
+    runtime.use_lakehouse_root(credentials.lakehouse_dir, project)
 
 
 def use_progress_table_of(credentials: SparkStreamingCredentials) -> None:

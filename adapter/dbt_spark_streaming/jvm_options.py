@@ -13,7 +13,9 @@ the session's start went from 3.6 to 2.8 s (with the archive both times).
 
 Measured and not kept: -XX:TieredStopAtLevel=1 halves the CPU time of a start, but compiles
 nothing with C2: a 30-million-row aggregate ran slower with it in 2 of 3 paired runs
-(median 23 s against 17 s), and a long-running service would pay that for good. Serial or
+(median 23 s against 17 s), and a long-running service would pay that for good. Where every
+JVM is short and its data small, as in the test suite (tests/conftest.py), Spark's own
+SPARK_SUBMIT_OPTS passes it to the driver: `SPARK_SUBMIT_OPTS=-XX:TieredStopAtLevel=1 dbt run`. Serial or
 Parallel GC, -XX:-UsePerfData, dropping the Kafka/PostgreSQL/Unity Catalog jars from spark.jars,
 Hive settings (schema verification, direct SQL, connection pooling off): no difference beyond noise.
 

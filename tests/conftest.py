@@ -16,10 +16,6 @@ import pytest
 _LAKEHOUSE = Path(tempfile.mkdtemp(prefix="lakehouse-tests-"))
 os.environ["LAKEHOUSE_DIR"] = str(_LAKEHOUSE)
 os.environ.setdefault("SPARK_SHUFFLE_PARTITIONS", "2")
-# Every Spark driver the suite starts (in-process, and each dbt process it spawns: spark-class
-# reads this) compiles with C1 only. The suite's JVMs live seconds on small data, where C2's
-# compiling is CPU the 2 cores lack; a long service would lose by it (jvm_options.py).
-os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1")
 # The jars `make setup` fetched into the repository, as `make test` says too.
 os.environ.setdefault("SPARK_EXTRA_JARS_DIR", str(Path(__file__).resolve().parents[1] / ".jars"))
 

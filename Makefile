@@ -64,11 +64,10 @@ test-fast: setup lint
 test-unit: $(INSTALLED)
 	$(BIN)/python -m pytest tests/unit
 
-# Always-on: every streaming model with a processing-time trigger (TRIGGER), failed queries
-# restarted with backoff; `make status` and `make stop` from another shell.
-# The trigger the latency benchmark measures (make bench-latency): on 2 cores each batch takes
-# longer, so the queries run batch after batch.
-TRIGGER ?= 500 milliseconds
+# Always-on: every streaming model served, failed queries restarted with backoff; `make status`
+# and `make stop` from another shell. TRIGGER: on_new_data (each model runs when one of its
+# inputs commits, nothing while nothing lands) or a processing-time interval ('500 milliseconds').
+TRIGGER ?= on_new_data
 serve: setup
 	$(BIN)/python -m python_runners service start --trigger "$(TRIGGER)"
 

@@ -160,7 +160,8 @@ def test_bad_trigger_fails_at_compile_time(dbt, errors_project, spark):
 
 
 ALLOWED_TRIGGERS = (
-    "Allowed: {'available_now': true}, {'once': true} or {'processing_time': '<n> seconds'} (in "
+    "Allowed: {'available_now': true}, {'once': true}, {'processing_time': '<n> seconds'} or "
+    "{'on_new_data': true} (in "
     "the model's config, or for a whole run with --vars '{stream_trigger: ...}')."
 )
 COMPILE_ERRORS = {

@@ -149,7 +149,7 @@ def test_a_project_without_the_serving_hook_still_records_its_batches_and_is_tol
         served = dbt("run", "--vars", "{stream_trigger: {processing_time: '1 second'}}", project_dir=project)
         assert served.success, failure_messages(served)
         said = capsys.readouterr().out
-        assert "\nunhooked_readings: processing_time trigger, but this project does not serve" in said
+        assert "\nunhooked_readings: processing_time or on_new_data trigger, but this project does not serve" in said
         assert said.count("does not serve") == 1 and '"{{ serve_streaming_queries() }}"' in said
     finally:
         for query in spark.streams.active:

@@ -1,12 +1,14 @@
-"""The always-on service: every streaming model running with a processing-time trigger.
+"""The always-on service: every streaming model served, by default each time its inputs commit.
 
-    python -m python_runners service start [--trigger '500 milliseconds'] [--select ...]
+    python -m python_runners service start [--trigger on_new_data | '500 milliseconds'] [--select ...]
     python -m python_runners service status
     python -m python_runners service stop
 
 `start` is `dbt run` with the trigger for every streaming model, in the foreground: each model
-catches up, then its query keeps running; a query that fails is restarted with backoff
-(adapter/dbt_spark_streaming/run/serving.py). `status` and `stop` work from any other shell: `status` reads the
+catches up, then is served. With `on_new_data` (the default) a model runs again each time one
+of its inputs commits, and not at all while nothing lands (adapter/dbt_spark_streaming/run/
+dataflow.py); with a processing-time trigger its query keeps running on that clock. A run or
+query that fails is started again with backoff (adapter/dbt_spark_streaming/run/serving.py). `status` and `stop` work from any other shell: `status` reads the
 file the service keeps up to date, `stop` sends SIGTERM (each query stops after its current batch).
 For a model with expectations, `status` says what they did in its last batch and since the
 service started.
@@ -24,7 +26,7 @@ from dbt_spark_streaming.config.expectations import ExpectationCounts, expectati
 from dbt_spark_streaming.progress import status_file as service_status
 from dbt_spark_streaming.lakehouse import Lakehouse
 
-DEFAULT_TRIGGER = "500 milliseconds"  # as `make serve` and the latency benchmark
+DEFAULT_TRIGGER = "on_new_data"  # as `make serve` and the latency benchmark
 STOP_TIMEOUT_SECONDS = 180
 
 
@@ -33,7 +35,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     actions = service.add_subparsers(dest="action", required=True)
     start = actions.add_parser("start", help="start every streaming model and keep it running")
     start.add_argument("--trigger", default=DEFAULT_TRIGGER,
-                       help=f"processing-time trigger for every model (default '{DEFAULT_TRIGGER}')")
+                       help="trigger for every model: on_new_data (default: run when an input "
+                            "commits) or a processing-time interval such as '500 milliseconds'")
     start.add_argument("--select", nargs="*", default=None, help="dbt node selection")
     start.add_argument("--project-dir", default=None)
     actions.add_parser("status", help="the running queries and their last progress")
@@ -90,7 +93,7 @@ def status(lakehouse: Lakehouse) -> int:
           f"updated {current['updated_at']})")
     for query in current["queries"]:
         progress = query["last_progress"] or {}
-        state = "active" if query["active"] else "not running"
+        state = query.get("state") or ("active" if query["active"] else "not running")
         line = (f"  {query['name']}: {state}, restarts {query['restarts']}, "
                 f"last batch {progress.get('batch_id', '-')} at {progress.get('timestamp', '-')}: "
                 f"{progress.get('num_input_rows', '-')} rows in, "
@@ -98,6 +101,7 @@ def status(lakehouse: Lakehouse) -> int:
                 f"{progress.get('batch_duration_ms', '-')} ms")
         if progress.get("watermark"):
             line += f", watermark {progress['watermark']}"
+        line += lag_said(query)
         line += expectations_said(service_status.counts_from_json(progress.get("expectations")))
         if query["last_failure"]:
             line += f"; last failure: {query['last_failure']}"
@@ -136,6 +140,20 @@ def expectations_since_start(counts: ExpectationCounts) -> str:
     return (f"expectations since the service started: {counts.rows_checked} rows checked, "
             f"{counts.rows_dropped} dropped, {counts.rows_quarantined} quarantined; "
             f"rows failed: {failed}")
+
+
+def lag_said(query: dict) -> str:
+    """', lag 0.0 s (last run 1.8 s after its input; target 5 s: met)' for a model the
+    scheduler runs; '' for a processing-time query."""
+    if query.get("lag_seconds") is None:
+        return ""
+    lag, last, target = query["lag_seconds"], query.get("last_run_lag_seconds"), query.get("target_lag_seconds")
+    said = f", lag {lag:.1f} s"
+    details = [f"last run {last:.1f} s after its input"] if last is not None else []
+    if target is not None:
+        worst = max(lag, last or 0.0)
+        details.append(f"target {target:g} s: {'met' if worst <= target else 'MISSED'}")
+    return said + (f" ({'; '.join(details)})" if details else "")
 
 
 def _rate(value) -> str:

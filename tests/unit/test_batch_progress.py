@@ -20,6 +20,7 @@ from dbt_spark_streaming.progress.batch import BatchProgress, batches_of, iso, l
 from dbt_spark_streaming.progress.live import LiveProgress, batch_line
 from dbt_spark_streaming.progress.table import COLUMNS, progress_row
 from dbt_spark_streaming.run.streaming_run import NoStreamingRunError, StreamingRun
+from dbt_spark_streaming.run.serving import ServedQuery
 from dbt_spark_streaming.run.summary import summarise
 
 # A stream-stream join with a watermark, reading two sources (Spark 4.1's JSON, shortened ids).
@@ -253,9 +254,8 @@ def test_the_progress_table_row_keeps_the_counts_of_each_expectation():
 
 
 def test_the_status_file_entry_of_a_query(tmp_path):
-    served = SimpleNamespace(name="gold.device_counts", restarts=1, failures_in_a_row=0,
-                             last_failure=None,
-                             query=SimpleNamespace(isActive=True, recentProgress=[FIRST_BATCH, IDLE_TRIGGER]))
+    served = ServedQuery("gold.device_counts", SimpleNamespace(isActive=True, recentProgress=[FIRST_BATCH, IDLE_TRIGGER]),
+                         restarts=1)
 
     status = status_file._query_status(served, latest=None)
 
@@ -265,6 +265,7 @@ def test_the_status_file_entry_of_a_query(tmp_path):
         "expectations": None,
     }
     assert status["expectations_since_start"] is None
+    assert (status["state"], status["lag_seconds"]) == ("active", None)  # a processing-time query
     heard = BatchProgress.from_progress(JOIN_BATCH)
     status = status_file._query_status(served, latest=lambda name: heard)
     assert status["last_progress"]["watermark"] == "2026-01-01T00:50:00.000Z"

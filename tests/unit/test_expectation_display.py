@@ -19,6 +19,7 @@ from dbt_spark_streaming.progress.batch import BatchProgress
 from dbt_spark_streaming.progress.live import LiveProgress, batch_line, print_summary
 from dbt_spark_streaming.progress.recorder import ProgressRecorder
 from dbt_spark_streaming.progress.table import COLUMNS, progress_row
+from dbt_spark_streaming.run.serving import ServedQuery
 
 QUERY = "silver.silver_recordings"
 
@@ -141,8 +142,7 @@ def test_the_status_file_keeps_the_last_batchs_counts_and_those_since_the_start(
     recorder = ProgressRecorder()
     for batch in (checked_batch(0, 120, 2, 1, 0), checked_batch(1, 80, 3, 0, 5)):
         recorder.record(batch)
-    served = SimpleNamespace(name=QUERY, restarts=0, failures_in_a_row=0, last_failure=None,
-                             query=SimpleNamespace(isActive=True, recentProgress=[]))
+    served = ServedQuery(QUERY, SimpleNamespace(isActive=True, recentProgress=[]))
 
     status = status_file._query_status(served, recorder.latest_batch, recorder.expectation_totals)
 
@@ -168,11 +168,8 @@ def test_service_status_shows_the_expectations_of_the_last_batch_and_since_the_s
     recorder = ProgressRecorder()
     for batch in (checked_batch(0, 120, 2, 1, 0), checked_batch(1, 80, 3, 0, 5), UNCHECKED):
         recorder.record(batch)
-    queries = [
-        SimpleNamespace(name=name, restarts=0, failures_in_a_row=0, last_failure=None,
-                        query=SimpleNamespace(isActive=True, recentProgress=[]))
-        for name in (QUERY, "gold.device_counts")
-    ]
+    queries = [ServedQuery(name, SimpleNamespace(isActive=True, recentProgress=[]))
+               for name in (QUERY, "gold.device_counts")]
     status_file.StatusFile(lakehouse).write(queries, latest=recorder.latest_batch,
                                             totals=recorder.expectation_totals)
 

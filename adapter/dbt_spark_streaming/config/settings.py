@@ -17,7 +17,7 @@ from dbt_spark_streaming.config import cdc as changes  # Every streaming materia
 # the rules each row is checked by.
 _TABLE = ("partition_by", "tblproperties", "on_schema_change", "expectations", "quarantine_table")
 # The ones that run a streaming query, each from a checkpoint of its own.
-_STREAM = ("trigger", "checkpoint_location", "watermark", "dedupe", "on_query_change")
+_STREAM = ("trigger", "checkpoint_location", "watermark", "dedupe", "on_query_change", "target_lag")
 
 SETTINGS: Mapping[str, tuple[str, ...]] = {
     "streaming_table": (
@@ -43,6 +43,7 @@ LOOKALIKES: Mapping[str, str] = {
     "mode": "output_mode", "deduplicate": "dedupe", "primary_key": "keys",
     "order_by": "sequence_by", "scd_type": "stored_as", "checkpoint": "load_log_location",
     "checkpoint_location": "load_log_location", "reload": "force",
+    "lag": "target_lag", "max_lag": "target_lag", "freshness_target": "target_lag",
 }
 
 # Keys dbt's and dbt-spark's own macros read from a model's config that no config class

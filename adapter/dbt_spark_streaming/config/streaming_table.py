@@ -41,6 +41,13 @@ class StreamingTableConfig(ModelConfig):
     # plain stream(ref()) or stream_appends): a redeploy of theirs rebuilds this one (redeploy.py).
     streamed_models: tuple[str, ...] = ()
     changes: Optional[ApplyChanges] = None  # a cdc_table's (CdcTableConfig)
+    # How far behind its inputs the model may fall while served (config `target_lag`): measured,
+    # shown by status and the progress table, and said when missed (run/dataflow.py).
+    target_lag: Optional[str] = None
+
+    @property
+    def target_lag_seconds(self) -> Optional[float]:
+        return parse_duration_seconds(self.target_lag) if self.target_lag else None
 
     @property
     def rollback_seconds(self) -> float:
@@ -125,7 +132,28 @@ def read_streaming_table(
         query=query_version.QueryVersion.of_node(node),
         rollback_window=_rollback_window(name, config.get("rollback_window")),
         streamed_models=_streamed_models(node, graph),
+        target_lag=_target_lag(name, config.get("target_lag"), node),
     )
+
+
+def _target_lag(model: str, value: Any, node: Mapping[str, Any]) -> Optional[str]:
+    """`target_lag: '5 seconds'`. dbt's own `freshness` is its build_after scheduling, and dbt
+    drops any other form of it without a word: a duration written there is refused here."""
+    written = (node.get("unrendered_config") or {}).get("freshness")
+    if written is not None and not (isinstance(written, Mapping) and "build_after" in written):
+        raise ModelConfigError(
+            f"Model {model}: freshness {written!r} is dbt's build_after setting, and dbt drops any "
+            f"other form of it. For how far the served model may lag behind its inputs write "
+            f"target_lag={written!r} instead (e.g. target_lag='5 seconds')."
+        )
+    if value in (None, ""):
+        return None
+    if parse_duration_seconds(value) is None:
+        raise ModelConfigError(
+            f"Model {model}: target_lag {value!r} is not a duration; give e.g. target_lag='5 seconds' "
+            "(how far behind its inputs the served model may fall before the service says so)."
+        )
+    return str(value)
 
 
 def _rollback_window(model: str, value: Any) -> str:
@@ -191,6 +219,7 @@ def _trigger(model: str, configured: Any) -> Trigger:
     except ValueError:
         raise ModelConfigError(
             f"Model {model}: trigger {configured!r} is not valid. Allowed: "
-            "{'available_now': true}, {'once': true} or {'processing_time': '<n> seconds'} (in "
+            "{'available_now': true}, {'once': true}, {'processing_time': '<n> seconds'} or "
+            "{'on_new_data': true} (in "
             "the model's config, or for a whole run with --vars '{stream_trigger: ...}')."
         ) from None

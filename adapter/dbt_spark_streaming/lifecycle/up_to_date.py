@@ -73,6 +73,17 @@ def nothing_new(
                     round(time.perf_counter() - started, 4))
 
 
+def batch_due_without_data(spark: SparkSession, checkpoint: str) -> bool:
+    """Whether a stateful query's last commit moved its watermark on: its next start runs a batch
+    without data, which emits the windows that closed and evicts expired state."""
+    last = last_batch(spark, checkpoint, COMMITS)
+    if last is None or last_batch(spark, checkpoint, OFFSETS) != last:
+        return False
+    planned, committed = entry(spark, checkpoint, OFFSETS, last), entry(spark, checkpoint, COMMITS, last)
+    return _watermark_moved(planned, committed) and bool(
+        hadoop_fs.list_names(spark, f"{checkpoint.rstrip('/')}/state"))
+
+
 def _watermark_moved(planned: Sequence[str], committed: Sequence[str]) -> bool:
     metadata = offset(planned[1]) if len(planned) > 1 else None
     commit = offset(committed[1]) if len(committed) > 1 else None

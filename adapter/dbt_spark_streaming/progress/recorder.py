@@ -27,6 +27,8 @@ from dbt_spark_streaming.progress.batch import BatchProgress, last_batch
 from dbt_spark_streaming.progress.own_time import OwnTime
 
 BatchCallback = Callable[[BatchProgress], None]
+# A served query's (lag now, target_lag) in seconds, or None for a query the scheduler does not run.
+LagOf = Callable[[str], Optional[tuple[float, Optional[float]]]]
 # A unit test's micro-batch scenario runs a query of its own (runtime/run/model_tests.py): a test, not
 # the pipeline's progress, so neither shown nor kept.
 UNIT_TEST_QUERY_PREFIX = "unit_test__"
@@ -47,6 +49,7 @@ class ProgressRecorder(StreamingQueryListener):
         self._retention_days = retention_days
         self._retention_applied = False
         self.own_time = OwnTime()  # spent in onQueryProgress, on Py4J's callback thread
+        self._lags: Optional[LagOf] = None
 
     # Listener callbacks run on a thread of Py4J's callback server.
     def onQueryStarted(self, event: Any) -> None:
@@ -60,14 +63,20 @@ class ProgressRecorder(StreamingQueryListener):
         """Where each batch goes as it is heard (the run's live display)."""
         self._on_batch = on_batch
 
+    def lags_from(self, lag_of: Optional[LagOf]) -> None:
+        """Where each batch's lag behind its inputs comes from, while a dataflow serves."""
+        self._lags = lag_of
+
     def record(self, progress: Any) -> None:
         """One progress report (StreamingQueryProgress as JSON, a dict of it or a BatchProgress);
         triggers without a batch are skipped."""
         batch = BatchProgress.from_progress(progress)
         if not batch.ran_a_batch or (batch.query_name or "").startswith(UNIT_TEST_QUERY_PREFIX):
             return
+        lags = self._lags
+        lag = lags(batch.query_name) if lags is not None else None
         with self._lock:
-            self._pending.append(progress_table.progress_row(batch))
+            self._pending.append(progress_table.progress_row(batch, lag))
             self._heard[batch.run_id or ""] = batch.batch_id
             self._latest[batch.query_name] = batch
             if batch.expectations:

@@ -39,7 +39,7 @@ class StatusFile:
               model: Optional[str] = None, own_time: Optional[dict] = None,
               latest: Optional[Callable[[str], Optional[BatchProgress]]] = None,
               totals: Optional[Callable[[str], ExpectationCounts]] = None) -> None:
-        """`queries`: serving.ServedQuery objects; `model`: the one catching up; `own_time`:
+        """`queries`: serving.ServedQuery and dataflow.ScheduledModel objects; `model`: the one catching up; `own_time`:
         what the service's own code has spent so far (own_time.OwnTime.figures()); `latest`:
         a query name's last batch progress, as the progress listener heard it; `totals`: a
         query name's expectations' counts since the service started (the listener's)."""
@@ -70,11 +70,19 @@ def read(lakehouse: Lakehouse) -> Optional[dict]:
 
 def _query_status(served: Any, latest: Optional[Callable[[str], Optional[BatchProgress]]],
                   totals: Optional[Callable[[str], ExpectationCounts]] = None) -> dict:
-    batch = (latest(served.name) if latest else None) or last_batch(served.query)
+    batch = (latest(served.name) if latest else None)
+    if batch is None and getattr(served, "query", None) is not None:
+        batch = last_batch(served.query)
     since_start = totals(served.name) if totals else ExpectationCounts()
+    lag = getattr(served, "lag", None)
     return {
         "name": served.name,
-        "active": bool(served.query.isActive),
+        "active": served.active,
+        "state": served.state,
+        # an on_new_data model's (run/dataflow.py): behind its inputs now, and after its last run
+        "lag_seconds": round(lag(), 3) if lag else None,
+        "last_run_lag_seconds": getattr(served, "last_lag", None),
+        "target_lag_seconds": getattr(served, "target_lag", None),
         "restarts": served.restarts,
         "failures_in_a_row": served.failures_in_a_row,
         "last_failure": served.last_failure,

@@ -49,6 +49,9 @@ COLUMNS = (
     # (lifecycle/up_to_date.py), said once per batch_id; batch_duration_ms is then how long
     # finding that out took
     ("up_to_date", "boolean"),
+    # an on_new_data model served by the dataflow scheduler (null for others): seconds from the
+    # oldest input change the batch took to its end, and the model's target_lag
+    ("lag_seconds", "double"), ("target_lag_seconds", "double"),
 )
 SCHEMA = ", ".join(f"{column} {kind}" for column, kind in COLUMNS)
 
@@ -82,9 +85,9 @@ def table_location(lakehouse: Lakehouse, name: Optional[str] = None) -> str:
     return f"{lakehouse.warehouse}/{schema}.db/{table}"
 
 
-def progress_row(progress: Any) -> tuple:
+def progress_row(progress: Any, lag: Optional[tuple[float, Optional[float]]] = None) -> tuple:
     """One batch's progress (a BatchProgress, or what BatchProgress.from_progress reads) as a row
-    of the table."""
+    of the table; `lag`: the served model's (lag, target_lag) in seconds as the batch ended."""
     batch = BatchProgress.from_progress(progress)
     return (
         batch.query_name,
@@ -105,6 +108,8 @@ def progress_row(progress: Any) -> tuple:
         *_expectation_columns(batch),
         batch_notes.of(batch.query_id, batch.batch_id, batch_notes.CDC_CHANGES_TIED),
         False,
+        round(lag[0], 3) if lag else None,
+        lag[1] if lag else None,
     )
 
 
@@ -114,7 +119,7 @@ def up_to_date_row(query_name: str, batch_id: int, check_ms: int, inputs: Iterab
     said = {"name": query_name, "batchId": batch_id, "upToDate": True, "inputs": list(inputs),
             "durationMs": {"upToDateCheck": check_ms}}
     return (query_name, model_of(query_name), None, None, batch_id, now, 0, None, None, check_ms, None, 0, None,
-            json.dumps(said, sort_keys=True), now, None, None, None, None, None, True)
+            json.dumps(said, sort_keys=True), now, None, None, None, None, None, True, None, None)
 
 
 def _expectation_columns(batch: BatchProgress) -> tuple:

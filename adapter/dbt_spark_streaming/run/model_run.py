@@ -12,7 +12,8 @@
    the unreadable lines of its sources, into their quarantine (writes/corrupt_lines.py);
 5. what the table now records: the docs' properties and the query (delta/catalog.py);
 6. with a processing-time trigger, the served query (and its companions), kept on the run so
-   that serving can start them again.
+   that serving can start them again; with on_new_data, the model (and its companions) kept for
+   the serving loop's scheduler, which runs them again when an input commits (run/dataflow.py).
 
 writes/ only builds and starts queries; everything that knows about the run, redeploys and
 Ctrl-C is here.
@@ -30,7 +31,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from dbt_spark_streaming.config.triggers import Trigger
+from dbt_spark_streaming.config.triggers import AVAILABLE_NOW, Trigger
 from dbt_spark_streaming.delta import catalog as streaming_catalog
 from dbt_spark_streaming.delta import constraints as delta_constraints
 from dbt_spark_streaming.delta import tables as delta_tables
@@ -40,6 +41,7 @@ from dbt_spark_streaming.lifecycle import (
     checkpoint_reset, checkpoints, query_changes, query_inputs, redeploy, up_to_date,
 )
 from dbt_spark_streaming.progress.recorder import ProgressRecorder
+from dbt_spark_streaming.run import dataflow, input_watches
 from dbt_spark_streaming.run.streaming_run import StreamingRun
 from dbt_spark_streaming.run.summary import StreamSummary, summarise
 from dbt_spark_streaming.session import claim_lakehouse_for
@@ -103,6 +105,10 @@ def run_streaming_model(
                       redeployed=redeployed.said(write.model) if redeployed else "")
     if write.trigger.runs_until_caught_up:
         return summary
+    if write.trigger.on_new_data:
+        write = _schedule(spark, run, write, corrupt_lines)
+        if write.trigger.on_new_data:
+            return replace(summary, running=True)
     served = _serve(spark, run, write, lambda spark: start_model_query(spark, run, write, table_exists=True))
     for source_lines in corrupt_lines:
         companion = CorruptLinesWrite.beside(write, source_lines)
@@ -221,6 +227,36 @@ def _serve(spark: SparkSession, run: StreamingRun, write, start) -> StreamingQue
     query = start(spark)
     run.keep_serving(write, start)  # so that serving can start it again from its checkpoint
     return query
+
+
+def _schedule(
+    spark: SparkSession, run: StreamingRun, write: StreamingWrite, corrupt_lines: Sequence[CorruptLines]
+) -> StreamingWrite:
+    """An on_new_data model, and its unreadable lines' queries, kept for the serving loop's
+    scheduler. Returns the write; one with an input no watch can follow (Kafka, a glob) comes
+    back with a processing-time trigger, to be served as a query of its own."""
+    inputs = tuple(plans.streaming_inputs(spark.table(write.source_view)))
+    companions = [(CorruptLinesWrite.beside(write, lines), tuple(plans.streaming_inputs(lines.frame(spark))))
+                  for lines in corrupt_lines]
+    unwatched = [found for found in (*inputs, *(i for _c, ins in companions for i in ins))
+                 if not input_watches.watchable(found)]
+    if unwatched:
+        interval = dataflow.polling_interval(write.config.target_lag_seconds)
+        print(f"{write.model}: trigger on_new_data, but it reads "
+              f"{', '.join(found.path or found.format for found in unwatched)}, whose commits "
+              f"cannot be watched: served as a query polling every {interval} instead.", flush=True)
+        return write.with_trigger(Trigger("processing_time", interval))
+    target_lag = write.config.target_lag_seconds
+    run.keep_scheduled(dataflow.ScheduledModel(
+        write, lambda spark: start_model_query(spark, run, write.with_trigger(AVAILABLE_NOW), table_exists=True),
+        inputs, delta_tables.location(spark, write.target_table), target_lag,
+    ))
+    for companion, companion_inputs in companions:
+        run.keep_scheduled(dataflow.ScheduledModel(
+            companion, lambda spark, companion=companion: start_companion(spark, run, companion, AVAILABLE_NOW),
+            companion_inputs, None, target_lag,
+        ))
+    return write
 
 
 def _stop_quietly(query: StreamingQuery) -> None:

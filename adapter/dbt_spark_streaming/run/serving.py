@@ -1,4 +1,9 @@
-"""Keep processing-time streams serving until Ctrl-C or SIGTERM, then stop each one cleanly.
+"""Keep the run's streams serving until Ctrl-C or SIGTERM, then stop each one cleanly.
+
+Two kinds are served side by side: processing-time queries, which run on their own clock, and
+on_new_data models, which the dataflow scheduler (run/dataflow.py) runs again each time one of
+their inputs commits; the loop below wakes every `dataflow.POLL_SECONDS` for it, and at once
+when one of its runs ends.
 
 While serving, a query that fails is started again from its checkpoint after a pause that doubles
 with each failure in a row (1 s, 2 s, 4 s ... at most 60 s); the reason is logged. After
@@ -24,6 +29,7 @@ from dbt_spark_streaming.run import interruption
 from dbt_spark_streaming.progress import status_file as service_status
 from dbt_spark_streaming.progress.batch import last_batch
 from dbt_spark_streaming.progress.recorder import ProgressRecorder
+from dbt_spark_streaming.run.dataflow import POLL_SECONDS as DATAFLOW_POLL_SECONDS, Dataflow
 from dbt_spark_streaming.run.streaming_run import StreamingRun
 from dbt_spark_streaming.run.model_run import failure
 from dbt_spark_streaming.lakehouse import Lakehouse
@@ -55,6 +61,14 @@ class ServedQuery:
         batch = last_batch(self.query)
         return batch.batch_id if batch else -1
 
+    @property
+    def active(self) -> bool:
+        return bool(self.query.isActive)
+
+    @property
+    def state(self) -> str:
+        return "active" if self.active else "not running"
+
 
 def serve_until_stopped(spark: SparkSession, run: StreamingRun, log: Log = print) -> list[str]:
     """Block while streaming queries run; on a signal stop them between batches. `run`: the
@@ -63,26 +77,36 @@ def serve_until_stopped(spark: SparkSession, run: StreamingRun, log: Log = print
     Returns the names of the queries that were stopped.
     """
     queries = [ServedQuery(q.name, q) for q in spark.streams.active]
-    if not queries:
+    scheduled = run.scheduled()
+    if not queries and not scheduled:
         return []
-    stop_requested = threading.Event()
+    stop_requested, wake = threading.Event(), threading.Event()
     signals: list[int] = []
-    restore = _install_handlers(stop_requested, signals)
+    restore = _install_handlers(stop_requested, signals, wake)
     recorder = run.listen(spark)
+    dataflow = Dataflow(spark, scheduled, log, wake) if scheduled else None
+    recorder.lags_from(dataflow.lag_of if dataflow else None)
     status = service_status.StatusFile(Lakehouse.from_env())
     own_time = OwnTime()
-    log(f"Serving {len(queries)} streaming queries ({', '.join(q.name for q in queries)}); "
-        "press Ctrl-C or send SIGTERM to stop them after their current batch.")
+    served = [*queries, *scheduled]
+    names = ", ".join(s.name for s in served)
+    log(f"Serving {len(served)} streaming queries ({names}); "
+        + (f"{len(scheduled)} of them run each time an input commits; " if scheduled else "")
+        + "press Ctrl-C or send SIGTERM to stop them after their current batch.")
     next_flush = time.monotonic() + FLUSH_SECONDS
     next_status = time.monotonic()
+    poll = min(POLL_SECONDS, DATAFLOW_POLL_SECONDS) if dataflow else POLL_SECONDS
     try:
         with run.display:
             while not stop_requested.is_set():
-                for served in queries:
-                    _supervise(spark, run, served, log)
+                for served_query in queries:
+                    _supervise(spark, run, served_query, log)
+                if dataflow is not None:
+                    with own_time.timed("scheduler"):
+                        dataflow.step()
                 if time.monotonic() >= next_status:
                     with own_time.timed("status file"):
-                        status.write(queries, own_time=_own_time(recorder, own_time),
+                        status.write(served, own_time=_own_time(recorder, own_time),
                                      latest=recorder.latest_batch,
                                      totals=recorder.expectation_totals)
                     next_status = time.monotonic() + STATUS_SECONDS
@@ -90,22 +114,26 @@ def serve_until_stopped(spark: SparkSession, run: StreamingRun, log: Log = print
                     with own_time.timed("progress flush"):
                         _flush(spark, recorder, log)
                     next_flush = time.monotonic() + FLUSH_SECONDS
-                stop_requested.wait(POLL_SECONDS)
+                wake.wait(poll)
+                wake.clear()
     finally:
         restore()
-        stop_between_batches(served.query for served in queries)
+        if dataflow is not None:
+            dataflow.stop(stop_between_batches)
+        stop_between_batches(served_query.query for served_query in queries)
         if signals:
             log(interruption.stopped_message(
                 "Ctrl-C" if signals[0] == signal.SIGINT else signal.Signals(signals[0]).name,
-                [served.name for served in queries],
-                " after its current batch" if len(queries) == 1 else " after their current batch",
+                [s.name for s in served],
+                " after its current batch" if len(served) == 1 else " after their current batch",
             ))
         with own_time.timed("progress flush"):
             _flush(spark, recorder, log)
-        status.write(queries, state="stopped", own_time=_own_time(recorder, own_time),
+        recorder.lags_from(None)
+        status.write(served, state="stopped", own_time=_own_time(recorder, own_time),
                      latest=recorder.latest_batch,
                      totals=recorder.expectation_totals)
-    return [served.name for served in queries]
+    return [s.name for s in served]
 
 
 def _own_time(recorder: ProgressRecorder, serving: OwnTime) -> dict:
@@ -191,11 +219,13 @@ def say_unserved(spark: SparkSession, run: StreamingRun, out: Optional[IO[str]] 
     if run.unserved_said:
         return []
     kept = set(run.served_names())
-    models = sorted({_model_of(run, query.name) for query in spark.streams.active if query.name in kept})
+    models = sorted({_model_of(run, query.name) for query in spark.streams.active if query.name in kept}
+                    | {model.write.model for model in run.scheduled()})
     if models:
         run.unserved_said = True
         print(
-            f"{', '.join(models)}: processing_time trigger, but this project does not serve its "
+            f"{', '.join(models)}: processing_time or on_new_data trigger, but this project does "
+            "not serve its "
             "queries after the run: they end with it (the next run resumes from their "
             "checkpoints). To keep them running until Ctrl-C, add to dbt_project.yml:\n"
             "  on-run-end:\n    - \"{{ serve_streaming_queries() }}\"",
@@ -225,7 +255,8 @@ def stop_between_batches(queries: Iterable[StreamingQuery], timeout_seconds: flo
         query.stop()
 
 
-def _install_handlers(stop_requested: threading.Event, received: list[int]) -> Callable[[], None]:
+def _install_handlers(stop_requested: threading.Event, received: list[int],
+                      wake: Optional[threading.Event] = None) -> Callable[[], None]:
     if threading.current_thread() is not threading.main_thread():
         return lambda: None  # only the main thread may set handlers; Ctrl-C still interrupts
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -233,6 +264,8 @@ def _install_handlers(stop_requested: threading.Event, received: list[int]) -> C
     def stop(sig: int, _frame) -> None:
         received.append(sig)
         stop_requested.set()
+        if wake is not None:
+            wake.set()
 
     for sig in previous:
         signal.signal(sig, stop)

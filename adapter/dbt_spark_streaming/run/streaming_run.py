@@ -7,7 +7,8 @@ A `StreamingRun` is one dbt invocation's streaming state:
   them for the progress table (progress/recorder.py)
 - `summaries`: what each streaming model did, printed at the end (on-run-end)
 - the writes left serving (processing-time triggers), with how to start each again, so that
-  serving can start a failed one again from its checkpoint
+  serving can start a failed one again from its checkpoint; and the on_new_data models, which
+  serving runs again each time an input commits (run/dataflow.py)
 - whether Ctrl-C interrupted it: a model that would start a query after that refuses to
 
 Who starts it: the adapter's connection manager, once per dbt invocation (its __init__, where
@@ -66,6 +67,7 @@ class StreamingRun:
         self.recorder.show_on(self.display.batch)
         self.summaries: list[StreamSummary] = []
         self._served: dict[str, Served] = {}
+        self._scheduled: dict[str, Any] = {}  # query name -> dataflow.ScheduledModel
         self.unserved_said = False  # serving.say_unserved, once per run
         self._lock = threading.Lock()
         self._interrupted = threading.Event()
@@ -113,6 +115,17 @@ class StreamingRun:
         with self._lock:
             self._served[write.query_name] = Served(write, start)
 
+    def keep_scheduled(self, model: Any) -> None:
+        """An on_new_data model (run/dataflow.py's ScheduledModel): run again by the serving
+        loop each time one of its inputs commits."""
+        with self._lock:
+            self._scheduled[model.name] = model
+
+    def scheduled(self) -> list[Any]:
+        """The on_new_data models, in the order the run kept them (dbt's: upstream first)."""
+        with self._lock:
+            return list(self._scheduled.values())
+
     def served_names(self) -> list[str]:
         """The queries this run keeps for serving (processing-time models)."""
         with self._lock:
@@ -121,7 +134,7 @@ class StreamingRun:
     def served_write(self, query_name: str) -> Any:
         """What started a served query (its model, checkpoint and query name), or None."""
         with self._lock:
-            served = self._served.get(query_name)
+            served = self._served.get(query_name) or self._scheduled.get(query_name)
         return served.write if served is not None else None
 
     def start_again(self, query_name: str, spark: "SparkSession") -> "StreamingQuery":

@@ -10,8 +10,11 @@
     watermark            {column: <event time>, delay: '<n> minutes'}, or a list of them, each
                          on the streaming inputs that have its column
     dedupe               {keys: [...], within_watermark: true} drops rows delivered twice
-    trigger              {'available_now': true} (default), {'once': true}
-                         or {'processing_time': '<n> seconds'}; run-wide: --vars '{stream_trigger: ...}'
+    trigger              {'available_now': true} (default), {'once': true},
+                         {'processing_time': '<n> seconds'} or {'on_new_data': true} (served:
+                         run again each time an input commits); run-wide: --vars '{stream_trigger: ...}'
+    target_lag           '<n> seconds': how far behind its inputs a served model may fall;
+                         measured, shown by `service status` and _stream_progress, said when missed
     checkpoint_location  default <checkpoint root>/<schema>/<model>
     partition_by         column or list of columns
     tblproperties        Delta table properties

@@ -1,0 +1,286 @@
+"""Serving as a dataflow: a model runs when one of its inputs has committed, not on a clock.
+
+Each model served with the `on_new_data` trigger is a `ScheduledModel`: its query's inputs, its
+table's location, and how to start its query again from its checkpoint as an `available_now`
+run. The scheduler, called by the serving loop (run/serving.py) every `POLL_SECONDS` and at once
+when a run ends:
+
+1. asks every input's watch (run/input_watches.py: a `stat` or two, no Spark) whether it changed;
+   each model reading a changed input becomes pending, since the time of the change (for a table
+   another served model writes, since the time its own inputs changed: lag is end to end);
+2. starts the pending models that are not running, at most `RUNS_AT_ONCE` at a time, upstream
+   first (dbt's order); a run first asks lifecycle/up_to_date.py whether the checkpoint has
+   anything to do, and starts no query when it has not;
+3. when a run ends, the models reading its table find it changed on the next pass, at once.
+
+So one landing flows bronze -> silver -> gold without waiting for any trigger, and with nothing
+landing no query runs and the loop costs a few `stat` calls. Each run is the model's ordinary
+`available_now` query on its own checkpoint: the exactly-once guarantees are those of any run.
+A stateful model whose watermark moved runs once more without data, which emits the windows
+that closed (as a processing-time query's next trigger would).
+
+A model's lag is how long ago the oldest input change it has not yet taken landed; its
+`target_lag` (config) is how much it may have. Both are in the status file and in the progress
+table's rows; a model over its target is said on the terminal, with what holds it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Sequence
+
+from py4j.protocol import Py4JJavaError
+from pyspark.errors import PySparkException
+from pyspark.sql import SparkSession
+from pyspark.sql.streaming import StreamingQuery
+
+from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.delta import log as delta_log
+from dbt_spark_streaming.delta.plans import StreamingInput
+from dbt_spark_streaming.errors import StreamingModelError
+from dbt_spark_streaming.lifecycle import up_to_date
+from dbt_spark_streaming.run import input_watches
+from dbt_spark_streaming.writes.batch_errors import failure
+
+POLL_SECONDS = 0.1
+RUNS_AT_ONCE = 2  # queries of one driver on 2 cores; more only wait for CPU
+FIRST_BACKOFF_SECONDS = 1.0
+MAX_BACKOFF_SECONDS = 60.0
+MAX_FAILURES_IN_A_ROW = 5
+SAY_MISSED_EVERY_SECONDS = 30.0
+
+# An on_new_data model reading what no watch follows (Kafka) polls instead: this often, or
+# twice within its target_lag.
+POLLING_INTERVAL = "1 second"
+
+Log = Callable[[str], None]
+
+
+def polling_interval(target_lag: Optional[float]) -> str:
+    if target_lag is None or target_lag >= 2:
+        return POLLING_INTERVAL
+    return f"{max(100, int(target_lag * 500))} milliseconds"
+
+
+@dataclass
+class ScheduledModel:
+    """One served query: `write` names it (model, checkpoint, query_name), `start` starts its
+    available_now run from the checkpoint, `inputs` are what its plan reads (in the checkpoint's
+    order), `output` its table's location (None: nothing served reads it)."""
+
+    write: Any
+    start: Callable[[SparkSession], StreamingQuery]
+    inputs: tuple[StreamingInput, ...]
+    output: Optional[str]
+    target_lag: Optional[float] = None
+    pending_since: Optional[float] = None  # the oldest input change not yet taken
+    running_since: Optional[float] = None  # pending_since of the run in progress
+    running: Optional[Future] = None
+    query: Optional[StreamingQuery] = None  # the run's, while it runs
+    runs: int = 0
+    skipped: int = 0  # passes that found nothing new in the checkpoint and started no query
+    restarts: int = 0
+    failures_in_a_row: int = 0
+    last_failure: Optional[str] = None
+    retry_at: Optional[float] = None
+    last_lag: Optional[float] = None
+    missed_said_at: float = 0.0
+    missing: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.write.query_name
+
+    @property
+    def active(self) -> bool:
+        """Served: waiting for new data or running (a failed run waits for its retry)."""
+        return self.retry_at is None
+
+    @property
+    def state(self) -> str:
+        if self.running is not None:
+            return "running"
+        if self.retry_at is not None:
+            return f"retrying after a failure in {max(0.0, self.retry_at - time.monotonic()):.0f} s"
+        return "pending" if self.pending_since is not None else "waiting for new data"
+
+    def lag(self, now: Optional[float] = None) -> float:
+        """Seconds behind its inputs now: since the oldest change it has not finished taking."""
+        oldest = [t for t in (self.pending_since, self.running_since) if t is not None]
+        return max(0.0, (now or time.time()) - min(oldest)) if oldest else 0.0
+
+    def mark_pending(self, since: float) -> None:
+        self.pending_since = since if self.pending_since is None else min(self.pending_since, since)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    ran: bool  # a query was started (else the checkpoint had nothing to do)
+    batch_due: bool = False  # a stateful model whose watermark moved: one more run, without data
+
+
+class Dataflow:
+    """The scheduler of the run's on_new_data models (see the module's docstring)."""
+
+    def __init__(self, spark: SparkSession, models: Sequence[ScheduledModel], log: Log,
+                 wake: threading.Event):
+        self.spark, self.models, self.log, self.wake = spark, list(models), log, wake
+        self._pool = ThreadPoolExecutor(max_workers=RUNS_AT_ONCE, thread_name_prefix="dataflow")
+        self._watches: dict[tuple, input_watches.Watch] = {}
+        self._readers: dict[tuple, list[ScheduledModel]] = {}
+        self._writer: dict[tuple, ScheduledModel] = {}
+        self._output_since: dict[tuple, float] = {}
+        for model in self.models:
+            if model.output:
+                self._writer[hadoop_fs.file_key(model.output)] = model
+            for found in model.inputs:
+                key = hadoop_fs.file_key(found.path)
+                if key not in self._watches:
+                    self._watches[key] = input_watches.watch_for(found, self._remote_watch)
+                self._readers.setdefault(key, []).append(model)
+
+    def step(self) -> None:
+        """One pass: finished runs, changed inputs, runs to start, targets missed."""
+        for model in self.models:
+            if model.running is not None and model.running.done():
+                self._finished(model)
+        now = time.time()
+        for key, watch in self._watches.items():
+            changed_at = watch.changed_since_last()
+            if changed_at is None:
+                continue
+            writer = self._writer.get(key)
+            since = self._output_since.get(key, changed_at) if writer is not None else min(changed_at, now)
+            for reader in self._readers[key]:
+                reader.mark_pending(since)
+        running = sum(model.running is not None for model in self.models)
+        for model in self.models:  # dbt's order: upstream first
+            if running >= RUNS_AT_ONCE:
+                break
+            if model.pending_since is None or model.running is not None:
+                continue
+            if model.retry_at is not None and time.monotonic() < model.retry_at:
+                continue
+            model.retry_at = None
+            model.running_since, model.pending_since = model.pending_since, None
+            model.running = self._pool.submit(self._run, model)
+            running += 1
+        self._say_missed_targets(now)
+
+    def _run(self, model: ScheduledModel) -> RunResult:
+        try:
+            checkpoint = model.write.checkpoint
+            if up_to_date.nothing_new(self.spark, checkpoint, inputs=model.inputs) is not None:
+                return RunResult(ran=False)
+            query = model.start(self.spark)
+            model.query = query
+            query.awaitTermination()
+            return RunResult(ran=True, batch_due=up_to_date.batch_due_without_data(self.spark, checkpoint))
+        finally:
+            model.query = None
+            self.wake.set()
+
+    def _finished(self, model: ScheduledModel) -> None:
+        future, model.running = model.running, None
+        since, model.running_since = model.running_since, None
+        error = future.exception()
+        if error is None:
+            result = future.result()
+            model.failures_in_a_row = 0
+            if not result.ran:
+                model.skipped += 1
+                return
+            model.runs += 1
+            model.last_lag = max(0.0, time.time() - since) if since is not None else None
+            if model.output:
+                self._output_since[hadoop_fs.file_key(model.output)] = since or time.time()
+            if result.batch_due:
+                model.mark_pending(since or time.time())
+            return
+        model.mark_pending(since or time.time())  # its input is still there to take
+        reason = self._reason(model, error)
+        model.failures_in_a_row += 1
+        model.last_failure = reason
+        if model.failures_in_a_row > MAX_FAILURES_IN_A_ROW:
+            raise StreamingModelError(
+                f"Query {model.name} failed {model.failures_in_a_row} times in a row without "
+                f"completing a run; serving stops. Last error: {reason}. Fix the cause, then "
+                f"start the service again: each query resumes from its checkpoint."
+            )
+        pause = min(MAX_BACKOFF_SECONDS, FIRST_BACKOFF_SECONDS * 2 ** (model.failures_in_a_row - 1))
+        model.retry_at = time.monotonic() + pause
+        model.restarts += 1
+        self.log(f"Query {model.name} failed: {reason}. Running it again from its checkpoint in "
+                 f"{pause:g} s (failure {model.failures_in_a_row} of at most "
+                 f"{MAX_FAILURES_IN_A_ROW} in a row).")
+
+    @staticmethod
+    def _reason(model: ScheduledModel, error: BaseException) -> str:
+        if isinstance(error, (PySparkException, Py4JJavaError)):
+            return str(failure(model.write.model, model.write.checkpoint, error))
+        return str(error)
+
+    def _say_missed_targets(self, now: float) -> None:
+        for model in self.models:
+            if model.target_lag is None:
+                continue
+            lag = max(model.lag(now), model.last_lag or 0.0 if model.missing else 0.0)
+            if lag > model.target_lag:
+                if now - model.missed_said_at >= SAY_MISSED_EVERY_SECONDS:
+                    model.missed_said_at, model.missing = now, True
+                    self.log(f"{model.write.model}: {lag:.1f} s behind its inputs, over its "
+                             f"target_lag of {model.target_lag:g} s; {self._holding(model, now)}.")
+            elif model.missing and model.lag(now) == 0.0 and (model.last_lag or 0.0) <= model.target_lag:
+                model.missing = False
+                self.log(f"{model.write.model}: within its target_lag of {model.target_lag:g} s "
+                         f"again (its last run ended {model.last_lag or 0.0:.1f} s after its "
+                         "inputs changed).")
+
+    def _holding(self, model: ScheduledModel, now: float) -> str:
+        """What holds a model that misses its target."""
+        upstream = [self._writer[hadoop_fs.file_key(found.path)] for found in model.inputs
+                    if hadoop_fs.file_key(found.path) in self._writer]
+        busy = [up.write.model for up in upstream if up.running is not None or up.pending_since is not None]
+        if model.running is not None:
+            return (f"its run has taken {now - (model.running_since or now):.1f} s so far"
+                    if model.running_since else "its run is in progress")
+        if model.retry_at is not None:
+            return f"its last run failed ({model.last_failure})"
+        if model.pending_since is not None:
+            return (f"its input is waiting for one of {RUNS_AT_ONCE} runs at once to end "
+                    f"({', '.join(m.write.model for m in self.models if m.running is not None)} running)")
+        if busy:
+            return f"its upstream {', '.join(busy)} is still catching up"
+        return (f"its last run ended {model.last_lag or 0.0:.1f} s after its inputs changed "
+                "(the time of its own run and of its upstream's)")
+
+    def queries(self) -> list[StreamingQuery]:
+        return [model.query for model in self.models if model.query is not None]
+
+    def stop(self, stop_between_batches: Callable[[list], None]) -> None:
+        """Stop the runs in progress after their current batch; wait for their threads."""
+        stop_between_batches(self.queries())
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        for model in self.models:
+            if model.running is not None and model.running.done():
+                try:
+                    self._finished(model)
+                except StreamingModelError:
+                    pass  # stopping anyway
+
+    def lag_of(self, query_name: str) -> Optional[tuple[float, Optional[float]]]:
+        """(lag now, target) of a scheduled query, for the progress table's rows; None if not one."""
+        for model in self.models:
+            if model.name == query_name:
+                return model.lag(), model.target_lag
+        return None
+
+    def _remote_watch(self, found: StreamingInput) -> input_watches.Watch:
+        spark, path = self.spark, found.path
+        if found.format == "delta":
+            return input_watches.PolledWatch(lambda: delta_log.version_listed(spark, path))
+        return input_watches.PolledWatch(lambda: frozenset(hadoop_fs.files_under(spark, path)))

@@ -83,6 +83,9 @@ def _query_status(served: Any, latest: Optional[Callable[[str], Optional[BatchPr
         "lag_seconds": round(lag(), 3) if lag else None,
         "last_run_lag_seconds": getattr(served, "last_lag", None),
         "target_lag_seconds": getattr(served, "target_lag", None),
+        "runs": getattr(served, "runs", None),
+        # per run: (up-to-date check, start, start to end) seconds, for bench/latency's breakdown
+        "run_timings": [[round(t, 4) for t in timing] for timing in getattr(served, "run_timings", ())],
         "restarts": served.restarts,
         "failures_in_a_row": served.failures_in_a_row,
         "last_failure": served.last_failure,

@@ -8,8 +8,8 @@ when a run ends:
 1. asks every input's watch (run/input_watches.py: a `stat` or two, no Spark) whether it changed;
    each model reading a changed input becomes pending, since the time of the change (for a table
    another served model writes, since the time its own inputs changed: lag is end to end);
-2. starts the pending models that are not running, at most `RUNS_AT_ONCE` at a time, upstream
-   first (dbt's order); a run first asks lifecycle/up_to_date.py whether the checkpoint has
+2. starts the pending models that are not running, at most `runs_at_once()` at a time, earliest
+   deadline first (the oldest change waited for, plus the model's target_lag); a run first asks lifecycle/up_to_date.py whether the checkpoint has
    anything to do, and starts no query when it has not;
 3. when a run ends, the models reading its table find it changed on the next pass, at once.
 
@@ -26,6 +26,7 @@ table's rows; a model over its target is said on the terminal, with what holds i
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -43,14 +44,29 @@ from dbt_spark_streaming.delta.plans import StreamingInput
 from dbt_spark_streaming.errors import StreamingModelError
 from dbt_spark_streaming.lifecycle import up_to_date
 from dbt_spark_streaming.run import input_watches
+from dbt_spark_streaming.session import get_or_create_session
 from dbt_spark_streaming.writes.batch_errors import failure
 
 POLL_SECONDS = 0.1
-RUNS_AT_ONCE = 2  # queries of one driver on 2 cores; more only wait for CPU
+# Runs at once: on a laptop's few cores more only wait for CPU; a cluster's driver may take more.
+RUNS_AT_ONCE_VARIABLE = "STREAM_SERVE_RUNS_AT_ONCE"
+
+
+def runs_at_once() -> int:
+    value = os.environ.get(RUNS_AT_ONCE_VARIABLE, "")
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    if value:
+        raise StreamingModelError(f"{RUNS_AT_ONCE_VARIABLE} is {value!r}; give a whole number of "
+                                  "queries that may run at once, e.g. 2.")
+    # On 2 cores, one run at a time: the three-hop latency benchmark's p50 was 9.0 s with two
+    # (each batch waiting for CPU), 5.3 s with one.
+    return max(1, (os.cpu_count() or 1) // 2)
 FIRST_BACKOFF_SECONDS = 1.0
 MAX_BACKOFF_SECONDS = 60.0
 MAX_FAILURES_IN_A_ROW = 5
 SAY_MISSED_EVERY_SECONDS = 30.0
+RUN_TIMINGS_KEPT = 1000
 
 # An on_new_data model reading what no watch follows (Kafka) polls instead: this often, or
 # twice within its target_lag.
@@ -89,6 +105,9 @@ class ScheduledModel:
     last_lag: Optional[float] = None
     missed_said_at: float = 0.0
     missing: bool = False
+    # Per run that started a query, seconds: the up-to-date check, start() until it returned, and
+    # start() until the query ended (the last RUN_TIMINGS_KEPT runs; for the latency breakdown).
+    run_timings: list = field(default_factory=list, repr=False)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -129,7 +148,10 @@ class Dataflow:
     def __init__(self, spark: SparkSession, models: Sequence[ScheduledModel], log: Log,
                  wake: threading.Event):
         self.spark, self.models, self.log, self.wake = spark, list(models), log, wake
-        self._pool = ThreadPoolExecutor(max_workers=RUNS_AT_ONCE, thread_name_prefix="dataflow")
+        # Each pool thread drives a JVM thread of its own, whose active session Delta needs.
+        self.runs_at_once = runs_at_once()
+        self._pool = ThreadPoolExecutor(max_workers=self.runs_at_once, thread_name_prefix="dataflow",
+                                        initializer=get_or_create_session)
         self._watches: dict[tuple, input_watches.Watch] = {}
         self._readers: dict[tuple, list[ScheduledModel]] = {}
         self._writer: dict[tuple, ScheduledModel] = {}
@@ -158,27 +180,40 @@ class Dataflow:
             for reader in self._readers[key]:
                 reader.mark_pending(since)
         running = sum(model.running is not None for model in self.models)
-        for model in self.models:  # dbt's order: upstream first
-            if running >= RUNS_AT_ONCE:
+        for model in sorted(self._startable(), key=self._deadline):
+            if running >= self.runs_at_once:
                 break
-            if model.pending_since is None or model.running is not None:
-                continue
-            if model.retry_at is not None and time.monotonic() < model.retry_at:
-                continue
             model.retry_at = None
             model.running_since, model.pending_since = model.pending_since, None
             model.running = self._pool.submit(self._run, model)
             running += 1
         self._say_missed_targets(now)
 
+    def _startable(self) -> list[ScheduledModel]:
+        return [model for model in self.models
+                if model.pending_since is not None and model.running is None
+                and (model.retry_at is None or time.monotonic() >= model.retry_at)]
+
+    def _deadline(self, model: ScheduledModel) -> tuple[float, int]:
+        """Earliest deadline first: the change it has waited for longest, less its target_lag's
+        slack. Downstream models carry their upstream's oldest change, so a wave is drained
+        before the next landing's first hop takes the slot."""
+        return (model.pending_since or 0.0) + (model.target_lag or 0.0), -self.models.index(model)
+
     def _run(self, model: ScheduledModel) -> RunResult:
         try:
             checkpoint = model.write.checkpoint
+            began = time.perf_counter()
             if up_to_date.nothing_new(self.spark, checkpoint, inputs=model.inputs) is not None:
                 return RunResult(ran=False)
+            checked = time.perf_counter()
             query = model.start(self.spark)
             model.query = query
+            started = time.perf_counter()
             query.awaitTermination()
+            ended = time.perf_counter()
+            model.run_timings = [*model.run_timings[-RUN_TIMINGS_KEPT + 1:],
+                                 (checked - began, started - checked, ended - checked)]
             return RunResult(ran=True, batch_due=up_to_date.batch_due_without_data(self.spark, checkpoint))
         finally:
             model.query = None
@@ -251,7 +286,7 @@ class Dataflow:
         if model.retry_at is not None:
             return f"its last run failed ({model.last_failure})"
         if model.pending_since is not None:
-            return (f"its input is waiting for one of {RUNS_AT_ONCE} runs at once to end "
+            return (f"its input is waiting for one of {self.runs_at_once} runs at once to end "
                     f"({', '.join(m.write.model for m in self.models if m.running is not None)} running)")
         if busy:
             return f"its upstream {', '.join(busy)} is still catching up"

@@ -83,6 +83,7 @@ def serve_until_stopped(spark: SparkSession, run: StreamingRun, log: Log = print
     stop_requested, wake = threading.Event(), threading.Event()
     signals: list[int] = []
     restore = _install_handlers(stop_requested, signals, wake)
+    run.unserved_said = True  # served: nothing to say at the end about serving
     recorder = run.listen(spark)
     dataflow = Dataflow(spark, scheduled, log, wake) if scheduled else None
     recorder.lags_from(dataflow.lag_of if dataflow else None)

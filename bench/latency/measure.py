@@ -1,4 +1,4 @@
-"""Part 3 of `make bench`: landing to visible in gold, with the always-on service and a 500 ms trigger.
+"""Part 3 of `make bench`: landing to visible in gold, with the always-on service (on_new_data by default).
 
 The service runs in its own process (`python -m python_runners service start`) over the demo's
 recordings path to one gold table: bronze_recordings -> silver_recordings -> device_counts. This
@@ -24,6 +24,7 @@ from bench.harness.child_process import child_result, run_child
 from bench.harness.fresh_lakehouse import empty_folder
 from bench.harness.stats import medians
 from bench.latency.gold_commits import Commit, commits
+from bench.latency.idle_cpu import idle_cpu_pct
 from python_runners.demo.data import FIRST_BATCH_EPOCH, RECORDINGS_FOLDER, STATUS_FOLDER
 from dbt_spark_streaming.progress import status_file as service_status
 from dbt_spark_streaming.lakehouse import Lakehouse
@@ -39,6 +40,7 @@ RECORDS_PER_FILE = 10
 READY_TIMEOUT_S = 600
 VISIBLE_TIMEOUT_S = 300
 STOP_TIMEOUT_S = 300  # `service stop` from another process
+IDLE_SETTLE_S = 5  # after the last landing reached gold: the runs it started end
 
 
 @dataclass(frozen=True)
@@ -48,8 +50,10 @@ class Landing:
 
 
 def measure_latency(trigger: str, landings: int, interval_s: float, log_dir: Path,
-                    all_models: bool = False) -> dict:
-    """With `all_models`, every model of the demo serves (nine queries); else the three of MODELS."""
+                    all_models: bool = False, idle_seconds: float = 0) -> dict:
+    """With `all_models`, every model of the demo serves (nine queries); else the three of MODELS.
+    With `idle_seconds`, the service's CPU share over that long with nothing landing, measured
+    after the last landing reached gold and the service's runs ended."""
     name = "latency_all_models" if all_models else "latency"
     root = empty_folder(name)
     env = separate_lakehouse_env(root)
@@ -70,6 +74,10 @@ def measure_latency(trigger: str, landings: int, interval_s: float, log_dir: Pat
         wait_until_serving(lakehouse, gold, service, None if all_models else len(MODELS))
         landed = land_at_steady_pace(landing, landings, interval_s)
         visible = wait_until_visible(gold, landed[-1].device_id, service)
+        idle = None
+        if idle_seconds:
+            time.sleep(IDLE_SETTLE_S)
+            idle = idle_cpu_pct(service, idle_seconds)
     finally:
         service.stop(wait_seconds=120)
     latencies_ms = [
@@ -87,7 +95,22 @@ def measure_latency(trigger: str, landings: int, interval_s: float, log_dir: Pat
         "phases": {query: batch_phases(found) for query, found in batches.items()},
         "own_time": status.get("own_time", {}),
         "batches": {query: len(found) for query, found in batches.items()},
+        "runs": run_timings(status),
+        "idle_cpu_pct": idle,
+        "idle_seconds": idle_seconds,
     }
+
+
+def run_timings(status: dict) -> dict:
+    """Per query the scheduler ran (on_new_data): runs, and the median ms of each part of a run."""
+    timings = {}
+    for query in status.get("queries", []):
+        runs = query.get("run_timings") or []
+        if runs:
+            timings[query["name"]] = {"runs": query.get("runs", len(runs)), **medians(
+                ({"check": c * 1000, "start": s * 1000, "run": r * 1000} for c, s, r in runs),
+                ("check", "start", "run"), missing=0)}
+    return timings
 
 
 def hop_timings(lakehouse: Lakehouse, landed: list[Landing], batches: dict[str, list[dict]]) -> list[dict]:

@@ -75,6 +75,17 @@ def latency_section(result: dict | None, all_models: dict | None = None, run: di
                        [[query, result["batches"][query],
                          *(f"{phases.get(phase, 0):.0f}" for phase in PHASES)]
                         for query, phases in result["phases"].items()])
+    if result.get("runs"):
+        lines += ["", "Each run the dataflow scheduler started (three hops), median ms: the up-to-date "
+                  "check of its checkpoint before it, `start()` until it returned, and from "
+                  "`start()` to the query's end (its batches and the availableNow bookkeeping):", ""]
+        lines += table(["query", "runs", "check", "start", "start to end"],
+                       [[query, figures["runs"], f"{figures['check']:.0f}", f"{figures['start']:.0f}",
+                         f"{figures['run']:.0f}"] for query, figures in result["runs"].items()])
+    if all_models and all_models.get("idle_cpu_pct") is not None:
+        lines += ["", f"Idle (all nine models serving, nothing landing for {all_models['idle_seconds']:g} s "
+                  "after the last landing reached gold): the service's processes (Python and its JVM) "
+                  f"used {all_models['idle_cpu_pct']:.1f}% of one core."]
     if result.get("own_time"):
         lines += ["", "The service's own code over the whole run (`make status` shows the same): " + ", ".join(
             f"{activity} {figures['ms'] / 1000:.1f} s in {figures['calls']} calls"

@@ -2,7 +2,7 @@
 
     python -m bench.latency.soak [--minutes 30] [--window-minutes 5]
 
-The latency benchmark's set-up (bench/latency/measure.py: the three-hop path, a 500 ms trigger, one small
+The latency benchmark's set-up (bench/latency/measure.py: the three-hop path served on_new_data, one small
 file every 0.5 s), run for --minutes. It compares the median latency of the files landed in the
 first --window-minutes with that of the last, and counts what piles up: each table's live data
 files and the files in its _delta_log. Prints
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minutes", type=float, default=30)
     parser.add_argument("--window-minutes", type=float, default=5)
     parser.add_argument("--interval", type=float, default=0.5, help="seconds between landings")
-    parser.add_argument("--trigger", default="500 milliseconds")
+    parser.add_argument("--trigger", default="on_new_data")
     args = parser.parse_args(argv)
     landings = int(args.minutes * 60 / args.interval)
     window = int(args.window_minutes * 60 / args.interval)

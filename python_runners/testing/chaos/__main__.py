@@ -61,7 +61,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=1, help="seed for the random kill moments")
     parser.add_argument("--lakehouse", default=str(REPO_ROOT / ".lakehouse" / "chaos"),
                         help="a lakehouse of its own, emptied first")
-    parser.add_argument("--trigger", default="1 second", help="processing-time trigger of the run")
+    parser.add_argument("--triggers", default="on_new_data,1 second",
+                        help="the runs' triggers, taken in turn: on_new_data (the service's "
+                             "default, run when an input commits) and a processing-time interval")
     parser.add_argument("--max-delay", type=float, default=60.0,
                         help="latest random kill, in seconds after a run starts")
     parser.add_argument("--land-every", type=float, default=2.0, help="seconds between landings")
@@ -97,14 +99,16 @@ def _run(args: argparse.Namespace) -> int:
     land_patient_changes(first, changes)
     _run_to_completion(PipelineProcess(["seed"], env, logs / "seed.log"), "dbt seed")
 
+    triggers = [trigger.strip() for trigger in args.triggers.split(",") if trigger.strip()]
     lander = Lander(folder, reports, changes, args.land_every, args.records, files=2)
     lander.start()
     moments = Counter()
     states = _states(models)
     try:
         for number, moment in enumerate(plan(args.kills, args.seed, models[:4], args.max_delay), 1):
+            trigger = triggers[(number - 1) % len(triggers)]
             pipeline = PipelineProcess(
-                ["run", "--vars", f"{{stream_trigger: '{args.trigger}'}}"], env,
+                ["run", "--vars", f"{{stream_trigger: '{trigger}'}}"], env,
                 logs / f"run-{number:02d}.log",
             )
             try:
@@ -118,7 +122,8 @@ def _run(args: argparse.Namespace) -> int:
             kind = _kind(moved) if moved else BEFORE_FIRST_BATCH
             moments[kind] += 1
             where = _describe(moved) if moved else kind
-            say(f"chaos: kill {number}/{args.kills} {moment.description} ({seconds:.1f} s in): {where}")
+            say(f"chaos: kill {number}/{args.kills} {moment.description} ({seconds:.1f} s in, "
+                f"trigger {trigger}): {where}")
     finally:
         lander.stop()
 

@@ -1,0 +1,149 @@
+"""The dataflow serving's parts that need no JVM: the on_new_data trigger, target_lag, the input
+watches the scheduler polls, and how `service status` says a model's lag."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from dbt_spark_streaming.config.common import ModelConfigError
+from dbt_spark_streaming.config.model import read_model_config
+from dbt_spark_streaming.config.triggers import Trigger
+from dbt_spark_streaming.delta.plans import StreamingInput
+from dbt_spark_streaming.run import input_watches
+from dbt_spark_streaming.run.dataflow import ScheduledModel, polling_interval
+from python_runners.ops.service import lag_said
+
+
+@pytest.fixture(autouse=True)
+def lakehouse(tmp_path, monkeypatch):
+    monkeypatch.setenv("LAKEHOUSE_DIR", str(tmp_path))
+    return tmp_path
+
+
+def model(**config) -> dict:
+    node = {"name": "counts", "alias": "counts", "schema": "gold", "unique_id": "model.p.counts",
+            "resource_type": "model", "sources": [], "config": {"materialized": "streaming_table", **config}}
+    unrendered = config.pop("unrendered", None)
+    if unrendered:
+        node["unrendered_config"] = unrendered
+        node["config"].pop("unrendered", None)
+    return node
+
+
+def read(node: dict, run_vars=None):
+    return read_model_config(node, {"nodes": {node["unique_id"]: node}, "sources": {}}, run_vars or {})
+
+
+def test_on_new_data_is_served_and_each_run_is_available_now():
+    trigger = Trigger.parse("on_new_data")
+    assert trigger == Trigger.parse({"on_new_data": True})
+    assert trigger.on_new_data and not trigger.runs_until_caught_up
+    assert trigger.writer_kwargs() == {"availableNow": True}
+    assert trigger.catch_up().kind == "available_now"
+    assert read(model(), {"stream_trigger": "on_new_data"}).trigger.on_new_data
+
+
+def test_target_lag_is_a_duration_and_dbts_freshness_is_not_taken_for_it():
+    assert read(model(target_lag="5 seconds")).target_lag_seconds == 5
+    assert read(model()).target_lag_seconds is None
+    with pytest.raises(ModelConfigError, match="target_lag 'soon' is not a duration"):
+        read(model(target_lag="soon"))
+    # dbt drops a `freshness` without build_after from the config; what the user wrote is refused
+    with pytest.raises(ModelConfigError, match="write target_lag='5 seconds' instead"):
+        read(model(unrendered={"freshness": "5 seconds"}))
+    read(model(unrendered={"freshness": {"build_after": {"count": 1, "period": "hour"}}}))
+
+
+def test_a_misspelt_target_lag_names_it():
+    with pytest.raises(ModelConfigError, match="did you mean 'target_lag'"):
+        read(model(max_lag="5 seconds"))
+
+
+def test_only_inputs_with_a_path_and_a_known_format_are_watched():
+    assert input_watches.watchable(StreamingInput("json", "/landing/recordings"))
+    assert input_watches.watchable(StreamingInput("delta", "file:/wh/bronze.db/t"))
+    assert not input_watches.watchable(StreamingInput("kafka", None))
+    assert not input_watches.watchable(StreamingInput("json", "/landing/*/recordings"))
+    assert polling_interval(None) == "1 second" and polling_interval(1.0) == "500 milliseconds"
+
+
+def test_a_folder_watch_sees_a_file_landing_in_a_new_or_old_subfolder(tmp_path):
+    root = tmp_path / "landing"
+    watch = input_watches.watch_for(StreamingInput("json", str(root)), remote=None)
+    assert watch.changed_since_last() is None  # not there yet
+    (root / "day=1").mkdir(parents=True)
+    assert watch.changed_since_last() is not None
+    assert watch.changed_since_last() is None
+    _later(root / "day=1" / "a.json")
+    assert watch.changed_since_last() is not None
+    assert watch.changed_since_last() is None
+    (root / "day=2").mkdir()
+    assert watch.changed_since_last() is not None
+    _later(root / "day=2" / "b.json")
+    assert watch.changed_since_last() is not None
+
+
+def test_a_delta_watch_sees_each_next_commit_and_a_table_made_again(tmp_path):
+    log = tmp_path / "table" / "_delta_log"
+    log.mkdir(parents=True)
+    (log / f"{0:020d}.json").write_text("{}")
+    watch = input_watches.watch_for(StreamingInput("delta", f"file:{tmp_path / 'table'}"), remote=None)
+    assert watch.changed_since_last() is None
+    (log / f"{1:020d}.json").write_text("{}")
+    (log / f"{2:020d}.json").write_text("{}")
+    assert watch.changed_since_last() is not None
+    assert watch.changed_since_last() is None
+    (log / f"{2:020d}.checkpoint.parquet").write_text("")  # not a commit
+    assert watch.changed_since_last() is None
+    for name in os.listdir(log):
+        os.remove(log / name)
+    os.rmdir(log)
+    assert watch.changed_since_last() is None
+    log.mkdir()
+    (log / f"{0:020d}.json").write_text("{}")
+    assert watch.changed_since_last() is not None
+
+
+def test_a_polled_watch_reads_no_more_often_than_asked_and_counts_an_error_as_news():
+    values = iter([1, 1, RuntimeError("gone"), 2])
+
+    def read():
+        value = next(values)
+        if isinstance(value, Exception):
+            raise value
+        return value
+
+    watch = input_watches.PolledWatch(read, every=0)
+    assert watch.changed_since_last() is None
+    assert watch.changed_since_last() is not None  # unreadable
+    assert watch.changed_since_last() is not None  # readable again, and changed
+    slow = input_watches.PolledWatch(lambda: time.time(), every=60)
+    assert slow.changed_since_last() is None
+
+
+def test_a_models_lag_runs_from_the_oldest_change_it_has_not_finished_taking():
+    served = ScheduledModel(write=None, start=None, inputs=(), output=None, target_lag=5)
+    assert served.lag(now=100.0) == 0.0
+    served.mark_pending(90.0)
+    served.mark_pending(95.0)
+    assert served.lag(now=100.0) == 10.0
+    served.running_since, served.pending_since = served.pending_since, None
+    served.mark_pending(99.0)
+    assert served.lag(now=100.0) == 10.0
+
+
+def test_status_says_lag_against_target():
+    assert lag_said({"lag_seconds": None}) == ""
+    assert lag_said({"lag_seconds": 0.0, "last_run_lag_seconds": 1.84, "target_lag_seconds": 5.0}) == \
+        ", lag 0.0 s (last run 1.8 s after its input; target 5 s: met)"
+    assert "target 5 s: MISSED" in lag_said(
+        {"lag_seconds": 7.5, "last_run_lag_seconds": 2.0, "target_lag_seconds": 5.0})
+
+
+def _later(path) -> None:
+    """A file created a little later, so that its folder's time moves on any file system."""
+    time.sleep(0.01)
+    path.write_text("{}\n")

@@ -72,6 +72,14 @@ RUN_TIMINGS_KEPT = 1000
 # twice within its target_lag.
 POLLING_INTERVAL = "1 second"
 
+# A served run takes what landed since the last one, usually a few rows: generating and compiling
+# code for each batch's plan costs more than it saves there (the three-hop benchmark: p50 5.5 s
+# with code generation, 4.5 s without; a JFR profile had a third of the tasks' time in codegen's
+# comment stripping). Set while serving, for the queries the scheduler starts (a stream takes
+# its session's settings when it starts); STREAM_SERVE_CODEGEN=1 keeps Spark's default.
+SERVED_RUN_CONF = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+CODEGEN_VARIABLE = "STREAM_SERVE_CODEGEN"
+
 Log = Callable[[str], None]
 
 
@@ -156,6 +164,7 @@ class Dataflow:
         self._readers: dict[tuple, list[ScheduledModel]] = {}
         self._writer: dict[tuple, ScheduledModel] = {}
         self._output_since: dict[tuple, float] = {}
+        self._conf_before = _set_conf(spark, {} if os.environ.get(CODEGEN_VARIABLE) == "1" else SERVED_RUN_CONF)
         for model in self.models:
             if model.output:
                 self._writer[hadoop_fs.file_key(model.output)] = model
@@ -300,6 +309,7 @@ class Dataflow:
         """Stop the runs in progress after their current batch; wait for their threads."""
         stop_between_batches(self.queries())
         self._pool.shutdown(wait=True, cancel_futures=True)
+        _set_conf(self.spark, self._conf_before)
         for model in self.models:
             if model.running is not None and model.running.done():
                 try:
@@ -319,3 +329,14 @@ class Dataflow:
         if found.format == "delta":
             return input_watches.PolledWatch(lambda: delta_log.version_listed(spark, path))
         return input_watches.PolledWatch(lambda: frozenset(hadoop_fs.files_under(spark, path)))
+
+
+def _set_conf(spark: SparkSession, settings: dict[str, Optional[str]]) -> dict[str, Optional[str]]:
+    """Set (None: unset) each setting on the session; returns what they were."""
+    before = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        if value is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, value)
+    return before

@@ -1,3 +1,6 @@
+-- Served (make serve): at most 5 s behind the landings; the service says when it is not.
+{{ config(target_lag='5 seconds') }}
+
 with recordings as (
     select * from stream({{ ref('silver_recordings') }})
 ),

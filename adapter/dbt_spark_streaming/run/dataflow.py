@@ -7,9 +7,11 @@ when a run ends:
 
 1. asks every input's watch (run/input_watches.py: a `stat` or two, no Spark) whether it changed;
    each model reading a changed input becomes pending, since the time of the change (for a table
-   another served model writes, since the time its own inputs changed: lag is end to end);
+   another served model writes, since the time its own inputs changed: lag is end to end); and
+   every `RECHECK_SECONDS` every model, for what a watch may have missed;
 2. starts the pending models that are not running, at most `runs_at_once()` at a time, earliest
-   deadline first (the oldest change waited for, plus the model's target_lag); a run first asks lifecycle/up_to_date.py whether the checkpoint has
+   deadline first (the oldest change waited for, plus the model's target_lag, or the tightest
+   target downstream of it: what a target needs runs first); a run first asks lifecycle/up_to_date.py whether the checkpoint has
    anything to do, and starts no query when it has not;
 3. when a run ends, the models reading its table find it changed on the next pass, at once.
 
@@ -66,7 +68,12 @@ FIRST_BACKOFF_SECONDS = 1.0
 MAX_BACKOFF_SECONDS = 60.0
 MAX_FAILURES_IN_A_ROW = 5
 SAY_MISSED_EVERY_SECONDS = 30.0
-RUN_TIMINGS_KEPT = 1000
+NO_TARGET_SLACK_SECONDS = 60.0
+# A folder's modification time moves in clock ticks: a file landing within the tick of the one
+# before, just after a look, leaves it unchanged. Each model's checkpoint is checked this often
+# anyway (lifecycle/up_to_date.py, no query unless something is new).
+RECHECK_SECONDS = 60.0
+RUN_TIMINGS_KEPT = 250  # the status file carries them every 2 s
 
 # An on_new_data model reading what no watch follows (Kafka) polls instead: this often, or
 # twice within its target_lag.
@@ -164,6 +171,7 @@ class Dataflow:
         self._readers: dict[tuple, list[ScheduledModel]] = {}
         self._writer: dict[tuple, ScheduledModel] = {}
         self._output_since: dict[tuple, float] = {}
+        self._recheck_at = time.time() + RECHECK_SECONDS
         self._conf_before = _set_conf(spark, {} if os.environ.get(CODEGEN_VARIABLE) == "1" else SERVED_RUN_CONF)
         for model in self.models:
             if model.output:
@@ -173,6 +181,7 @@ class Dataflow:
                 if key not in self._watches:
                     self._watches[key] = input_watches.watch_for(found, self._remote_watch)
                 self._readers.setdefault(key, []).append(model)
+        self._slack = self._slack_by_model()
 
     def step(self) -> None:
         """One pass: finished runs, changed inputs, runs to start, targets missed."""
@@ -184,10 +193,13 @@ class Dataflow:
             changed_at = watch.changed_since_last()
             if changed_at is None:
                 continue
-            writer = self._writer.get(key)
-            since = self._output_since.get(key, changed_at) if writer is not None else min(changed_at, now)
             for reader in self._readers[key]:
-                reader.mark_pending(since)
+                reader.mark_pending(self._since(key, changed_at, now))
+        if now >= self._recheck_at:  # what a watch may have missed (see RECHECK_SECONDS)
+            self._recheck_at = now + RECHECK_SECONDS
+            for model in self.models:
+                if model.running is None and model.pending_since is None:
+                    model.mark_pending(now)
         running = sum(model.running is not None for model in self.models)
         for model in sorted(self._startable(), key=self._deadline):
             if running >= self.runs_at_once:
@@ -198,16 +210,39 @@ class Dataflow:
             running += 1
         self._say_missed_targets(now)
 
+    def _since(self, key: tuple, changed_at: float, now: float) -> float:
+        """Since when a change of the input `key` waits: a served model's table carries the time
+        its own run's inputs changed (the run that committed it, running or ended); any other
+        input, the time of the change."""
+        writer = self._writer.get(key)
+        if writer is None:
+            return min(changed_at, now)
+        if writer.running is not None and writer.running_since is not None:
+            return writer.running_since
+        return self._output_since.get(key, min(changed_at, now))
+
     def _startable(self) -> list[ScheduledModel]:
         return [model for model in self.models
                 if model.pending_since is not None and model.running is None
                 and (model.retry_at is None or time.monotonic() >= model.retry_at)]
 
     def _deadline(self, model: ScheduledModel) -> tuple[float, int]:
-        """Earliest deadline first: the change it has waited for longest, less its target_lag's
+        """Earliest deadline first: when the change it has waited for longest came, plus its
         slack. Downstream models carry their upstream's oldest change, so a wave is drained
         before the next landing's first hop takes the slot."""
-        return (model.pending_since or 0.0) + (model.target_lag or 0.0), -self.models.index(model)
+        return (model.pending_since or 0.0) + self._slack[model.name], -self.models.index(model)
+
+    def _slack_by_model(self) -> dict[str, float]:
+        """A model's target_lag, or the tightest of the models downstream of it (their data
+        passes through it first); `NO_TARGET_SLACK_SECONDS` where none has one: a model with a
+        target goes first, the others as soon as the core is free, none starved."""
+        slack: dict[str, float] = {}
+        for model in reversed(self.models):  # dbt's order: readers after what they read
+            readers = self._readers.get(hadoop_fs.file_key(model.output), []) if model.output else []
+            candidates = [model.target_lag] if model.target_lag is not None else []
+            candidates += [slack[reader.name] for reader in readers if reader.name in slack]
+            slack[model.name] = min(candidates, default=NO_TARGET_SLACK_SECONDS)
+        return slack
 
     def _run(self, model: ScheduledModel) -> RunResult:
         try:

@@ -40,7 +40,8 @@ RECORDS_PER_FILE = 10
 READY_TIMEOUT_S = 600
 VISIBLE_TIMEOUT_S = 300
 STOP_TIMEOUT_S = 300  # `service stop` from another process
-IDLE_SETTLE_S = 5  # after the last landing reached gold: the runs it started end
+IDLE_SETTLE_S = 5  # after every served model caught up: the last status write, the listener
+CAUGHT_UP_TIMEOUT_S = 300
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def measure_latency(trigger: str, landings: int, interval_s: float, log_dir: Pat
                     all_models: bool = False, idle_seconds: float = 0) -> dict:
     """With `all_models`, every model of the demo serves (nine queries); else the three of MODELS.
     With `idle_seconds`, the service's CPU share over that long with nothing landing, measured
-    after the last landing reached gold and the service's runs ended."""
+    once every served model has caught up."""
     name = "latency_all_models" if all_models else "latency"
     root = empty_folder(name)
     env = separate_lakehouse_env(root)
@@ -76,7 +77,7 @@ def measure_latency(trigger: str, landings: int, interval_s: float, log_dir: Pat
         visible = wait_until_visible(gold, landed[-1].device_id, service)
         idle = None
         if idle_seconds:
-            time.sleep(IDLE_SETTLE_S)
+            wait_until_caught_up(lakehouse)
             idle = idle_cpu_pct(service, idle_seconds)
     finally:
         service.stop(wait_seconds=120)
@@ -183,6 +184,19 @@ def wait_until_serving(lakehouse: Lakehouse, gold: str, service: ServiceProcess,
                 return
         time.sleep(0.5)
     raise RuntimeError(f"the service was not serving after {READY_TIMEOUT_S} s; see its log")
+
+
+def wait_until_caught_up(lakehouse: Lakehouse) -> None:
+    """Until the service's status has every model the scheduler runs waiting for new data (the
+    models without a target_lag catch up after the landings stop), then IDLE_SETTLE_S more."""
+    deadline = time.monotonic() + CAUGHT_UP_TIMEOUT_S
+    path = service_status.status_path(lakehouse)
+    while time.monotonic() < deadline:
+        queries = json.loads(path.read_text())["queries"]
+        if all(query.get("state") in ("waiting for new data", "active") for query in queries):
+            break
+        time.sleep(1)
+    time.sleep(IDLE_SETTLE_S)
 
 
 def wait_until_visible(gold: str, device_id: int, service: ServiceProcess) -> list:

@@ -103,6 +103,7 @@ def test_a_landing_flows_to_gold_once_idle_models_run_nothing_and_a_stop_mid_wav
     batches.append(land_batch(recordings, records=30, files=1))
     restarted = ServiceProcess(select, env, tmp_path / "restart.log", TIMEOUT)
     try:
+        restarted.wait_for_log("Serving ", TIMEOUT)  # caught up, by its dbt run
         restarted.wait_for("every landing in gold",
                            lambda: total_recordings(spark, lakehouse) == sum(b.kept for b in batches),
                            TIMEOUT, interval=0.5)

@@ -4,7 +4,9 @@ watches the scheduler polls, and how `service status` says a model's lag."""
 from __future__ import annotations
 
 import os
+import threading
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -13,7 +15,7 @@ from dbt_spark_streaming.config.model import read_model_config
 from dbt_spark_streaming.config.triggers import Trigger
 from dbt_spark_streaming.delta.plans import StreamingInput
 from dbt_spark_streaming.run import input_watches
-from dbt_spark_streaming.run.dataflow import ScheduledModel, polling_interval
+from dbt_spark_streaming.run.dataflow import NO_TARGET_SLACK_SECONDS, Dataflow, ScheduledModel, polling_interval
 from python_runners.ops.service import lag_said
 
 
@@ -147,3 +149,71 @@ def _later(path) -> None:
     """A file created a little later, so that its folder's time moves on any file system."""
     time.sleep(0.01)
     path.write_text("{}\n")
+
+
+class _Conf:
+    def __init__(self):
+        self.values = {}
+
+    def get(self, key, default=None):
+        return self.values.get(key, default)
+
+    def set(self, key, value):
+        self.values[key] = value
+
+    def unset(self, key):
+        self.values.pop(key, None)
+
+
+def _served(name: str, reads: tuple = (), target_lag=None, tmp=None) -> ScheduledModel:
+    write = SimpleNamespace(model=name, query_name=f"s.{name}", checkpoint=f"{tmp}/cp/{name}")
+    inputs = tuple(StreamingInput("delta", f"file:{tmp}/{read}") for read in reads)
+    return ScheduledModel(write, start=None, inputs=inputs, output=f"file:{tmp}/{name}", target_lag=target_lag)
+
+
+def test_a_target_lag_gives_priority_to_its_model_and_to_what_feeds_it(tmp_path):
+    landing = _served("bronze", tmp=tmp_path)
+    landing.inputs = (StreamingInput("json", str(tmp_path / "landing")),)
+    models = [landing, _served("silver", ("bronze",), tmp=tmp_path),
+              _served("windows", ("silver",), tmp=tmp_path),
+              _served("gold", ("silver",), target_lag=5.0, tmp=tmp_path)]
+    flow = Dataflow(SimpleNamespace(conf=_Conf()), models, log=print, wake=threading.Event())
+    try:
+        assert flow._slack == {"s.bronze": 5.0, "s.silver": 5.0, "s.gold": 5.0, "s.windows": NO_TARGET_SLACK_SECONDS}
+        models[2].mark_pending(100.0)  # waiting longer, but without a target
+        models[3].mark_pending(110.0)
+        assert sorted(flow._startable(), key=flow._deadline)[0].name == "s.gold"
+        assert flow.spark.conf.get("spark.sql.codegen.wholeStage") == "false"  # served runs interpret
+    finally:
+        flow.stop(lambda queries: None)
+    assert flow.spark.conf.get("spark.sql.codegen.wholeStage") is None  # as before serving
+
+
+def test_the_service_says_which_model_misses_its_target_and_when_it_meets_it_again(tmp_path):
+    said = []
+    gold = _served("gold", target_lag=5.0, tmp=tmp_path)
+    flow = Dataflow(SimpleNamespace(conf=_Conf()), [gold], log=said.append, wake=threading.Event())
+    try:
+        gold.mark_pending(100.0)
+        flow._say_missed_targets(now=103.0)
+        assert said == []
+        flow._say_missed_targets(now=107.5)
+        assert said == ["gold: 7.5 s behind its inputs, over its target_lag of 5 s; its run is starting."]
+        flow._say_missed_targets(now=108.0)
+        assert len(said) == 1  # not again at once
+        gold.pending_since, gold.last_lag = None, 2.0
+        flow._say_missed_targets(now=109.0)
+        assert said[-1].startswith("gold: within its target_lag of 5 s again")
+    finally:
+        flow.stop(lambda queries: None)
+
+
+def test_a_progress_row_of_a_served_batch_has_its_lag_and_target():
+    from dbt_spark_streaming.progress.table import COLUMNS, progress_row
+    batch = {"id": "q", "runId": "r", "name": "gold.device_counts", "batchId": 3, "numInputRows": 10,
+             "timestamp": "2026-01-01T00:00:00.000Z", "durationMs": {"triggerExecution": 900},
+             "sources": [], "sink": {}, "stateOperators": []}
+    row = dict(zip([column for column, _kind in COLUMNS], progress_row(batch, (2.345678, 5.0))))
+    assert (row["lag_seconds"], row["target_lag_seconds"]) == (2.346, 5.0)
+    row = dict(zip([column for column, _kind in COLUMNS], progress_row(batch)))
+    assert (row["lag_seconds"], row["target_lag_seconds"]) == (None, None)

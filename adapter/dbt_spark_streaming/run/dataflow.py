@@ -330,8 +330,11 @@ class Dataflow:
         if model.retry_at is not None:
             return f"its last run failed ({model.last_failure})"
         if model.pending_since is not None:
-            return (f"its input is waiting for one of {self.runs_at_once} runs at once to end "
-                    f"({', '.join(m.write.model for m in self.models if m.running is not None)} running)")
+            running = [m.write.model for m in self.models if m.running is not None]
+            if not running:
+                return "its run is starting"
+            return (f"its run waits for {', '.join(running)} to end ({self.runs_at_once} "
+                    f"run{'s' if self.runs_at_once > 1 else ''} at a time, {RUNS_AT_ONCE_VARIABLE})")
         if busy:
             return f"its upstream {', '.join(busy)} is still catching up"
         return (f"its last run ended {model.last_lag or 0.0:.1f} s after its inputs changed "

@@ -51,7 +51,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--pairs", type=int, default=2, help="part 2: A B pairs of runs")
     parser.add_argument("--landings", type=int, default=200, help="part 3: files landed")
     parser.add_argument("--landing-interval", type=float, default=0.5, help="part 3: seconds between")
-    parser.add_argument("--trigger", default="500 milliseconds", help="part 3: processing-time trigger")
+    parser.add_argument("--trigger", default="on_new_data", help="part 3: the service's trigger (or a processing-time interval)")
     parser.add_argument("--mode-keys", default="10000,100000", help="part 5: key counts")
     parser.add_argument("--noop-pairs", type=int, default=3, help="part 6: A B pairs of no-op runs")
     parser.add_argument("--cdc-keys", default="100000,1000000", help="part 8: key counts of the CDC apply")

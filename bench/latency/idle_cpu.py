@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import time
 
-from python_runners.testing.logged_process import LoggedProcess
+from python_runners.testing.logged_process import LoggedProcess, group_stats
 
 TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
 
@@ -22,15 +22,4 @@ def idle_cpu_pct(process: LoggedProcess, seconds: float) -> float:
 
 
 def group_cpu_seconds(group: int) -> float:
-    total = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == group:  # fields from the state on: state, ppid, pgrp, ... utime, stime
-            total += int(fields[11]) + int(fields[12])
-    return total / TICKS_PER_SECOND
+    return sum(int(fields[11]) + int(fields[12]) for _pid, fields in group_stats(group)) / TICKS_PER_SECOND

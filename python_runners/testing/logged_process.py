@@ -87,7 +87,13 @@ class LoggedProcess:
 
 
 def _members(group: int) -> list[int]:
-    members = []
+    return [pid for pid, fields in group_stats(group) if fields[0] != "Z"]
+
+
+def group_stats(group: int) -> list[tuple[int, list[str]]]:
+    """Each process of the group with its /proc/<pid>/stat fields from the state on (state,
+    ppid, pgrp, ..., utime at 11, stime at 12)."""
+    found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -96,6 +102,6 @@ def _members(group: int) -> list[int]:
                 fields = stat.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(fields[2]) == group and fields[0] != "Z":  # fields: state, ppid, pgrp, ...
-            members.append(int(entry))
-    return members
+        if int(fields[2]) == group:
+            found.append((int(entry), fields))
+    return found

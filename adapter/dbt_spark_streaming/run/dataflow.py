@@ -45,7 +45,7 @@ from dbt_spark_streaming.delta import log as delta_log
 from dbt_spark_streaming.delta.plans import StreamingInput
 from dbt_spark_streaming.errors import StreamingModelError
 from dbt_spark_streaming.lifecycle import up_to_date
-from dbt_spark_streaming.run import input_watches
+from dbt_spark_streaming.run import backoff, input_watches
 from dbt_spark_streaming.session import get_or_create_session
 from dbt_spark_streaming.writes.batch_errors import failure
 
@@ -64,9 +64,6 @@ def runs_at_once() -> int:
     # On 2 cores, one run at a time: the three-hop latency benchmark's p50 was 9.0 s with two
     # (each batch waiting for CPU), 5.3 s with one.
     return max(1, (os.cpu_count() or 1) // 2)
-FIRST_BACKOFF_SECONDS = 1.0
-MAX_BACKOFF_SECONDS = 60.0
-MAX_FAILURES_IN_A_ROW = 5
 SAY_MISSED_EVERY_SECONDS = 30.0
 NO_TARGET_SLACK_SECONDS = 60.0
 # A folder's modification time moves in clock ticks: a file landing within the tick of the one
@@ -284,18 +281,12 @@ class Dataflow:
         reason = self._reason(model, error)
         model.failures_in_a_row += 1
         model.last_failure = reason
-        if model.failures_in_a_row > MAX_FAILURES_IN_A_ROW:
-            raise StreamingModelError(
-                f"Query {model.name} failed {model.failures_in_a_row} times in a row without "
-                f"completing a run; serving stops. Last error: {reason}. Fix the cause, then "
-                f"start the service again: each query resumes from its checkpoint."
-            )
-        pause = min(MAX_BACKOFF_SECONDS, FIRST_BACKOFF_SECONDS * 2 ** (model.failures_in_a_row - 1))
+        pause = backoff.pause_after(model.failures_in_a_row, model.name, reason, "a run")
         model.retry_at = time.monotonic() + pause
         model.restarts += 1
         self.log(f"Query {model.name} failed: {reason}. Running it again from its checkpoint in "
                  f"{pause:g} s (failure {model.failures_in_a_row} of at most "
-                 f"{MAX_FAILURES_IN_A_ROW} in a row).")
+                 f"{backoff.MAX_FAILURES_IN_A_ROW} in a row).")
 
     @staticmethod
     def _reason(model: ScheduledModel, error: BaseException) -> str:

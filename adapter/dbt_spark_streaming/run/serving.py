@@ -7,7 +7,7 @@ when one of its runs ends.
 
 While serving, a query that fails is started again from its checkpoint after a pause that doubles
 with each failure in a row (1 s, 2 s, 4 s ... at most 60 s); the reason is logged. After
-`MAX_FAILURES_IN_A_ROW` failures with no batch completed in between, serving gives up: every query
+`backoff.MAX_FAILURES_IN_A_ROW` failures with no batch completed in between, serving gives up: every query
 is stopped and the run ends with the last error. Batch progress goes to the progress table every
 few seconds, and the state of every query to the service's status file
 (adapter/dbt_spark_streaming/progress/status_file.py), which `python -m python_runners service status` reads.
@@ -25,7 +25,7 @@ from typing import IO, Callable, Iterable, Optional
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from dbt_spark_streaming.run import interruption
+from dbt_spark_streaming.run import backoff, interruption
 from dbt_spark_streaming.progress import status_file as service_status
 from dbt_spark_streaming.progress.batch import last_batch
 from dbt_spark_streaming.progress.recorder import ProgressRecorder
@@ -40,9 +40,6 @@ POLL_SECONDS = 0.5
 # Each flush is a Delta commit to the progress table, CPU an always-on service's streams share.
 FLUSH_SECONDS = 30.0
 STATUS_SECONDS = 2.0
-FIRST_BACKOFF_SECONDS = 1.0
-MAX_BACKOFF_SECONDS = 60.0
-MAX_FAILURES_IN_A_ROW = 5
 
 Log = Callable[[str], None]
 
@@ -152,16 +149,10 @@ def _supervise(spark: SparkSession, run: StreamingRun, served: ServedQuery, log:
         reason = _reason(run, served, error) if error is not None else "it stopped"
         served.failures_in_a_row += 1
         served.last_failure = reason
-        if served.failures_in_a_row > MAX_FAILURES_IN_A_ROW:
-            raise StreamingModelError(
-                f"Query {served.name} failed {served.failures_in_a_row} times in a row without "
-                f"completing a batch; serving stops. Last error: {reason}. Fix the cause, then "
-                f"start the service again: each query resumes from its checkpoint."
-            )
-        pause = min(MAX_BACKOFF_SECONDS, FIRST_BACKOFF_SECONDS * 2 ** (served.failures_in_a_row - 1))
+        pause = backoff.pause_after(served.failures_in_a_row, served.name, reason, "a batch")
         log(f"Query {served.name} failed: {reason}. Restarting it from its checkpoint in "
             f"{pause:g} s (failure {served.failures_in_a_row} of at most "
-            f"{MAX_FAILURES_IN_A_ROW} in a row).")
+            f"{backoff.MAX_FAILURES_IN_A_ROW} in a row).")
         served.restart_at = time.monotonic() + pause
         return
     if time.monotonic() < served.restart_at:

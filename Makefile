@@ -15,7 +15,7 @@ KILLS ?= 20
 export SPARK_EXTRA_JARS_DIR := $(CURDIR)/.jars
 SEED ?= 1
 
-.PHONY: setup kafka-jars run lint test test-fast test-unit serve status stop report chaos cluster-start cluster-run cluster-stop bench bench-run-cost bench-modes bench-cdc bench-expectations bench-unit-tests bench-file-pushdown bench-latency bench-soak clean
+.PHONY: setup kafka-jars run lint test test-fast test-unit test-session test-adapter test-processes serve status stop report chaos cluster-start cluster-run cluster-stop bench bench-run-cost bench-modes bench-cdc bench-expectations bench-unit-tests bench-file-pushdown bench-latency bench-soak clean
 
 setup: $(INSTALLED) $(JARS) $(KAFKA_JARS)
 
@@ -52,17 +52,41 @@ lint: $(INSTALLED)
 	$(BIN)/ruff check python_runners adapter tests bench
 	$(BIN)/python -m python_runners.ops.import_rules
 
+# The suite's tiers, fastest first, each its own pytest (and JVM, but the unit tier's): a broken
+# unit test fails `make test` in seconds. Each writes JUnit XML into .test-times/, and `make test`
+# ends with every tier's time and its 20 slowest tests (python -m python_runners.testing.test_times).
+TEST_TIMES := .test-times
+PYTEST_TIER = $(BIN)/python -m pytest --junitxml=$(TEST_TIMES)/$(1).xml tests/$(1)
+
 test: setup lint
-	$(BIN)/python -m pytest
+	rm -f $(TEST_TIMES)/*.xml
+	$(call PYTEST_TIER,unit)
+	$(call PYTEST_TIER,adapter)
+	$(call PYTEST_TIER,session)
+	$(call PYTEST_TIER,processes)
+	$(BIN)/python -m python_runners.testing.test_times $(TEST_TIMES)
 
-# All but the slow tiers (pytest.ini's markers: chaos, cluster, kafka, always_on, adapter_suite, slow),
-# which `make test` runs too: unit and core integration tests, under 10 minutes on 2 cores.
+# Lint, the unit tier and the session tier but its `slow` tests: what most changes need, in minutes.
 test-fast: setup lint
-	$(BIN)/python -m pytest -m "not (chaos or cluster or kafka or always_on or adapter_suite or slow)"
+	$(call PYTEST_TIER,unit)
+	$(BIN)/python -m pytest tests/session -m "not slow"
 
-# Unit tests only: no JVM, no dbt run, a few seconds.
+# tests/unit: no JVM, no dbt run; seconds.
 test-unit: $(INSTALLED)
-	$(BIN)/python -m pytest tests/unit
+	$(call PYTEST_TIER,unit)
+
+# tests/session: one Spark session, every dbt command in-process; no test starts a process.
+test-session: setup
+	$(call PYTEST_TIER,session)
+
+# tests/adapter: dbt's own adapter test suite through the plugin.
+test-adapter: setup
+	$(call PYTEST_TIER,adapter)
+
+# tests/processes: what needs processes of its own: SIGKILLed runs, serving, the cluster, Kafka,
+# the chaos run, commands as users type them and the installed package.
+test-processes: setup
+	$(call PYTEST_TIER,processes)
 
 # Always-on: every streaming model served, failed queries restarted with backoff; `make status`
 # and `make stop` from another shell. TRIGGER: on_new_data (each model runs when one of its

@@ -39,11 +39,17 @@ def spark(lakehouse):
 
 @pytest.fixture(scope="session")
 def dbt(spark, tmp_path_factory):
-    """Run a dbt command in this process; returns dbt's result (success, per-node results)."""
-    target = tmp_path_factory.mktemp("dbt-target")
+    """Run a dbt command in this process; returns dbt's result (success, per-node results).
+
+    Each project keeps a target folder of its own for the whole session, so dbt's partial parse
+    of a project carries over from one command to the next instead of parsing it all again."""
+    targets: dict[str, Path] = {}
 
     def run(*args: str, project_dir: str | None = None):
-        return invoke_dbt([*args, *target_args(target)], project_dir)
+        key = str(Path(project_dir).resolve()) if project_dir else ""
+        if key not in targets:
+            targets[key] = tmp_path_factory.mktemp("dbt-target")
+        return invoke_dbt([*args, *target_args(targets[key])], project_dir)
 
     return run
 

@@ -47,7 +47,7 @@ from dbt_spark_streaming.run.summary import StreamSummary, summarise
 from dbt_spark_streaming.session import claim_lakehouse_for
 from dbt_spark_streaming.sources import initial_snapshot
 from dbt_spark_streaming.sources.corrupt_lines import CorruptLines
-from dbt_spark_streaming.writes import batch_errors
+from dbt_spark_streaming.writes import batch_errors, commit_faults
 from dbt_spark_streaming.writes.apply_changes import applied_said
 from dbt_spark_streaming.writes.corrupt_lines import CorruptLinesWrite, table_of
 from dbt_spark_streaming.writes.streaming import StreamingWrite, start_streaming_write
@@ -135,6 +135,8 @@ def _catch_up(
             raise failure(write, error) from None
         run.refuse_if_interrupted(write.model)  # stopped by Ctrl-C, not caught up
         progress.wait_until_heard(catch_up)
+        if write.writes_through_delta_sink:
+            commit_faults.after_sink_commit(write.target_table, write.checkpoint)
     initial_snapshot.plan_batch_past_initial_snapshot(spark, write.checkpoint)
     after = before.refreshed(spark, write.target_table)
     commits = (delta_tables.commits_since(spark, write.target_table, before.version, after.log)

@@ -26,6 +26,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from dbt_spark_streaming.delta import tables as delta_tables
 from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.writes import commit_faults
 from dbt_spark_streaming.writes.batch_marks import batch_mark, recorded_batch
 
 # Delta's session settings for idempotent MERGE / UPDATE / DELETE / INSERT statements.
@@ -96,6 +97,7 @@ def appending_once(
             writer = writer.option("mergeSchema", "true")
         writer.save(location)
         committed[0] = batch_id
+        commit_faults.committed(location)
 
     return once_per_batch(checkpoint, append_batch)
 
@@ -116,6 +118,7 @@ def overwriting_once(
         if merge_schema:
             writer = writer.option("mergeSchema", "true")
         writer.save(location)
+        commit_faults.committed(location)
 
     return once_per_batch(checkpoint, overwrite_batch)
 

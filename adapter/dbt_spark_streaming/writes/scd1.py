@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 from dbt_spark_streaming.writes.change_rows import (
     DELETE, SEQ, TRUNCATE, ChangeBatch, FeedShape, literal, observed_metrics,
 )
-from dbt_spark_streaming.writes import sequence_ties
+from dbt_spark_streaming.writes import commit_faults, sequence_ties
 from dbt_spark_streaming.writes.merge import planned_once, sized_source
 from dbt_spark_streaming.writes.tombstones import remember_deletes
 from dbt_spark_streaming.writes.tombstones import tombstones as remembered
@@ -63,6 +63,7 @@ def apply_scd1(batch: ChangeBatch, shape: FeedShape, table: str, app_id: str, ba
         sequence_ties.settle(source, batch, shape, SEQ, app_id, batch_id, tied_with_table)
     with sized_source(source, batch.changes) as sized:  # at most one row per change
         _merge(sized, batch, shape, table)
+    commit_faults.committed(table)
     remember_deletes(batch, shape, table, app_id, batch_id)
     return [rows, source]
 

@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 
 from dbt_spark_streaming.writes.change_rows import DELETE, SEQ, ChangeBatch, FeedShape, observed_metrics
 from dbt_spark_streaming.progress import batch_notes
-from dbt_spark_streaming.writes import sequence_ties
+from dbt_spark_streaming.writes import commit_faults, sequence_ties
 from dbt_spark_streaming.writes.merge import planned_once, sized_source
 from dbt_spark_streaming.writes.tombstones import remember_deletes, tombstones
 
@@ -77,6 +77,7 @@ def apply_scd2(batch: ChangeBatch, shape: FeedShape, table: str, app_id: str, ba
             .whenNotMatchedInsert(condition=~F.col(f"batch.{_REMOVE}"), values=every_column)
             .execute()
         )
+    commit_faults.committed(table)
     remember_deletes(batch, shape, table, app_id, batch_id)
     return [rows, existing, source]
 

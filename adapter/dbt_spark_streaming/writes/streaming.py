@@ -50,6 +50,12 @@ class StreamingWrite(TableWrite):
         return self.target_table
 
     @property
+    def writes_through_delta_sink(self) -> bool:
+        """Delta's own streaming sink, not a foreachBatch function of ours: a complete-mode
+        model's whole result, with no quarantine beside it."""
+        return self.config.changes is None and self.config.output_mode == "complete" and self.quarantine_table is None
+
+    @property
     def recorded_on_table(self) -> dict[str, str]:
         """Table properties the write keeps up to date: what the docs show, what the query was."""
         query = self.config.query
@@ -88,7 +94,7 @@ def start_streaming_write(
             .option("checkpointLocation", write.checkpoint)
             .trigger(**write.trigger.writer_kwargs())
         )
-        if write.config.changes is None and write.config.output_mode == "complete" and write.quarantine_table is None:
+        if write.writes_through_delta_sink:
             if write.config.append_new_columns:
                 writer = writer.option("mergeSchema", "true")
             return writer.format("delta").toTable(write.target_table)

@@ -1,7 +1,7 @@
 """`make chaos` in small: 3 SIGKILLs of the always-on pipeline while data lands, then the audit,
-which checks the cdc_tables against the change feed too. (Killing a run on silver.patients'
-commit is tests/test_cdc.py's; `make chaos` kills there too, its 4th target: it commits minutes
-into an always-on run, which would make this test three times as long.)
+which checks the cdc_tables against the change feed too. (Killing a run on a cdc_table's commit
+is tests/processes/kill/test_killed_on_commit.py's; `make chaos` kills there too, its 4th
+target: it commits minutes into an always-on run, which would make this test three times as long.)
 
 The chaos run is its own process with its own lakehouse (a Derby metastore admits one JVM at a
 time); its last line is the verdict this test reads.

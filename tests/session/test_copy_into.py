@@ -2,8 +2,8 @@
 run interrupted at any point is finished by the next one with no file's rows lost or doubled.
 
 The interrupted runs are reproduced in-process by failing the run at the two places a crash can
-leave work half done (after planning a load, after writing it), and once for real: `dbt run` in
-its own process, SIGKILLed as soon as its Delta commit to the table appears.
+leave work half done (after planning a load, after writing it); a real `dbt run` SIGKILLed on its
+Delta commit is tests/processes/kill/test_killed_on_commit.py's.
 """
 
 from __future__ import annotations
@@ -15,18 +15,13 @@ from pathlib import Path
 import pytest
 
 from dbt_results import failure_messages, node_results
-from dbt_spark_streaming.lakehouse import Lakehouse
 from dbt_spark_streaming.writes import copy_into
 from dbt_spark_streaming.writes.load_log import LoadLog
-from python_runners.testing import delta_log
 from python_runners.testing.landing import land_json_lines, landing_folder
-from python_runners.testing.pipeline_process import PipelineProcess
-from python_runners.testing.separate_lakehouse import separate_lakehouse_env
 from streaming_projects import write_streaming_project
 
 SCHEMA = "copied"
 ROWS_PER_FILE = 10
-TIMEOUT = 300
 
 SOURCES = """
 version: 2
@@ -176,34 +171,3 @@ def test_a_lost_load_log_stops_the_run_and_full_refresh_loads_everything_again(
     assert rebuilt.success, failure_messages(rebuilt)
     assert message(rebuilt, model) == "COPIED 5 files (50 rows)"
     assert id_counts(spark, model) == Counter(range(50))
-
-
-@pytest.mark.slow
-def test_a_run_killed_on_its_table_commit_is_finished_by_the_next(spark, tmp_path):
-    project = write_streaming_project(
-        tmp_path / "project", "copy_into_killed", SCHEMA, {"loaded_orders": copy_model("orders")},
-        SOURCES,
-    )
-    env = separate_lakehouse_env(tmp_path / "lakehouse")
-    lakehouse = Lakehouse.from_env(env)
-    folder = Path(lakehouse.landing_path("copy_orders"))
-    table = Path(lakehouse.warehouse) / f"{SCHEMA}.db" / "loaded_orders"
-
-    def dbt_run(name: str) -> PipelineProcess:
-        return PipelineProcess(["run"], env, tmp_path / f"{name}.log", project_dir=project)
-
-    land_files(folder, range(2))
-    first = dbt_run("first")
-    assert first.wait(TIMEOUT) == 0, first.log_tail()
-
-    land_files(folder, range(2, 6))
-    version_before = delta_log.latest_version(table)
-    killed = dbt_run("killed")
-    killed.kill_on_delta_commit(table, version_before, TIMEOUT)
-    assert not killed.log_contains("COPIED"), "the kill came after the run had finished"
-
-    again = dbt_run("again")
-    assert again.wait(TIMEOUT) == 0, again.log_tail()
-    assert again.log_contains("finished load 1 that an earlier run left unconfirmed")
-    ids = Counter(row.id for row in spark.read.format("delta").load(str(table)).select("id").collect())
-    assert ids == Counter(range(60))

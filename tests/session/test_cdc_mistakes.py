@@ -6,7 +6,7 @@
 - two different changes of one key with one sequence value (a tie) stop the batch by default,
   naming the key and the sequence; with on_sequence_tie='keep_last_landed' the documented winner
   is kept and the others are counted in the run line and in _stream_progress, the same after a
-  run killed mid-batch and run again.
+  batch failed right after its commit and run again.
 """
 
 from __future__ import annotations
@@ -18,15 +18,12 @@ from pathlib import Path
 import pytest
 
 from dbt_spark_streaming.lakehouse import Lakehouse
-from python_runners.testing import delta_log
+from dbt_spark_streaming.writes import commit_faults
 from python_runners.testing.landing import land_json_lines, landing_folder
-from python_runners.testing.pipeline_process import PipelineProcess
-from python_runners.testing.separate_lakehouse import separate_lakehouse_env
 from dbt_results import failure_messages, node_results
 from streaming_projects import write_streaming_project
 
 SCHEMA = "cdc_mistakes"
-KILL_TIMEOUT = 600
 
 SOURCES = """
 version: 2
@@ -148,35 +145,29 @@ def test_a_tie_fails_naming_the_key_then_keep_last_landed_keeps_the_last_and_cou
     assert sorted(row["cdc_changes_tied"] for row in progress) == [1, 1]
 
 
-@pytest.mark.slow
-def test_keep_last_landed_keeps_the_same_winner_after_a_run_killed_on_its_commit(spark, tmp_path):
+def test_keep_last_landed_keeps_the_same_winner_after_a_batch_failed_on_its_commit(spark, dbt, lakehouse, tmp_path):
+    """The MERGE committed, the checkpoint not yet (the commit fault seam, as a SIGKILL at that
+    moment leaves it): the batch is replayed, its ties counted as its first attempt found them."""
     model = "tied_scd2"
-    project = write_streaming_project(tmp_path / "project", "cdc_ties_killed", SCHEMA, {
+    schema = "cdc_mistakes_fault"
+    project = write_streaming_project(tmp_path / "project", "cdc_ties_fault", schema, {
         model: cdc_model(source="tied", stored_as="scd2", extra=", on_sequence_tie='keep_last_landed'"),
-    }, SOURCES)
-    env = separate_lakehouse_env(tmp_path / "lakehouse")
-    lakehouse = Lakehouse.from_env(env)
-    folder = landing_folder(lakehouse, "cdc_tied_changes")
-    table = Path(lakehouse.warehouse) / f"{SCHEMA}.db" / model
-
-    def dbt_run(name: str) -> PipelineProcess:
-        return PipelineProcess(["run"], env, tmp_path / f"{name}.log", project_dir=project)
+    }, SOURCES.replace("path: cdc_tied_changes", "path: cdc_tied_fault_changes"))
+    folder = landing_folder(lakehouse, "cdc_tied_fault_changes")
 
     land_json_lines(folder, "ties-1.json", TIES[0])
-    first = dbt_run("first")
-    assert first.wait(KILL_TIMEOUT) == 0, first.log_tail()
+    assert dbt("run", project_dir=str(project)).success
 
     land_json_lines(folder, "ties-2.json", TIES[1])
-    killed = dbt_run("killed")  # the MERGE committed, the checkpoint not yet: the batch is replayed
-    killed.kill_on_delta_commit(table, delta_log.latest_version(table), KILL_TIMEOUT)
-    again = dbt_run("again")
-    assert again.wait(KILL_TIMEOUT) == 0, again.log_tail()
-    assert again.log_contains("1 tied change not kept")
+    with commit_faults.failing_after_commit(f"{schema}.{model}") as armed:
+        failed = dbt("run", project_dir=str(project))
+    assert armed.fired and not failed.success
+    again = dbt("run", project_dir=str(project))
+    assert again.success, failure_messages(again)
+    assert "1 tied change not kept" in node_results(again)[model].message
 
-    current = sorted(
-        (row["k"], row["val"]) for row in spark.read.format("delta").load(str(table)).collect()
-        if row["__end_at"] is None
-    )
+    table = spark.table(f"{schema}.{model}")
+    current = sorted((row["k"], row["val"]) for row in table.collect() if row["__end_at"] is None)
     assert current == [(1, "a"), (2, "r"), (3, "c")]
-    versions = spark.read.format("delta").load(str(table)).filter("k = 2").collect()
+    versions = table.filter("k = 2").collect()
     assert [(row["val"], row["__start_at"]) for row in versions] == [("r", 30)]

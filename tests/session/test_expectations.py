@@ -12,12 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from dbt_spark_streaming.lakehouse import Lakehouse
 from dbt_spark_streaming.progress import table as progress_table
+from dbt_spark_streaming.writes import commit_faults
 from python_runners.testing import delta_log
-from python_runners.testing.landing import land_json_lines
-from python_runners.testing.pipeline_process import PipelineProcess
-from python_runners.testing.separate_lakehouse import separate_lakehouse_env
+from python_runners.testing.landing import land_json_lines, landing_folder
 from dbt_results import failure_messages, node_results, rows_processed
 from streaming_projects import write_streaming_project
 
@@ -292,37 +290,31 @@ def test_a_bad_expectation_fails_before_anything_runs_naming_the_model(
     assert not Path(lakehouse.checkpoint_path(f"{SCHEMA}/badly_checked")).exists()
 
 
-KILL_TIMEOUT = 600
-
-
-@pytest.mark.slow
-def test_a_run_killed_between_the_quarantine_and_the_table_writes_each_row_once(spark, tmp_path):
-    """Killed right after the batch's quarantined rows committed, before the model's own rows and
-    the checkpoint: the next run replays the batch; the quarantine's write is skipped (its commit
-    is marked with the query and batch), the table's is done, and no row is lost or doubled."""
-    project = write_streaming_project(
-        tmp_path / "project", "expectations_killed", SCHEMA, {"checked_readings": CHECKED}, SOURCES
-    )
-    env = separate_lakehouse_env(tmp_path / "lakehouse")
-    lakehouse = Lakehouse.from_env(env)
-    folder = Path(lakehouse.landing_path("expectation_readings"))
-    tables = Path(lakehouse.warehouse) / f"{SCHEMA}.db"
+def test_a_batch_failed_between_the_quarantine_and_the_table_writes_each_row_once(spark, dbt, lakehouse, tmp_path):
+    """Failed right after the batch's quarantined rows committed, before the model's own rows and
+    the checkpoint (the commit fault seam, as a SIGKILL at that moment leaves it): the next run
+    replays the batch; the quarantine's write is skipped (its commit is marked with the query and
+    batch), the table's is done, and no row is lost or doubled."""
+    schema = "expectations_fault"
+    project = str(write_streaming_project(
+        tmp_path / "project", "expectations_fault", schema, {"checked_readings": CHECKED},
+        SOURCES.replace("path: expectation_readings", "path: expectation_fault_readings"),
+    ))
+    folder = landing_folder(lakehouse, "expectation_fault_readings")
+    tables = Path(lakehouse.warehouse) / f"{schema}.db"
     quarantine, table = tables / "checked_readings__quarantine", tables / "checked_readings"
 
-    def dbt_run(name: str) -> PipelineProcess:
-        return PipelineProcess(["run"], env, tmp_path / f"{name}.log", project_dir=project)
-
     land_json_lines(folder, "readings-0.json", LANDINGS[0])
-    first = dbt_run("first")
-    assert first.wait(KILL_TIMEOUT) == 0, first.log_tail()
+    assert dbt("run", project_dir=project).success
     table_version = delta_log.latest_version(table)
 
     land_json_lines(folder, "readings-1.json", LANDINGS[1])
-    killed = dbt_run("killed")
-    killed.kill_on_delta_commit(quarantine, delta_log.latest_version(quarantine), KILL_TIMEOUT)
-    assert delta_log.latest_version(table) == table_version  # killed between the two writes
-    again = dbt_run("again")
-    assert again.wait(KILL_TIMEOUT) == 0, again.log_tail()
+    with commit_faults.failing_after_commit(f"{schema}.checked_readings__quarantine") as armed:
+        failed = dbt("run", project_dir=project)
+    assert armed.fired and not failed.success
+    assert delta_log.latest_version(table) == table_version  # failed between the two writes
+    again = dbt("run", project_dir=project)
+    assert again.success, failure_messages(again)
 
     landed = LANDINGS[0] + LANDINGS[1]
     read = lambda path: Counter(  # noqa: E731

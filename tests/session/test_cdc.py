@@ -10,19 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from dbt_spark_streaming.lakehouse import Lakehouse
-from python_runners.testing import delta_log
 from python_runners.testing.cdc_reference import scd1, scd2
 from python_runners.testing.landing import land_json_lines
-from python_runners.testing.pipeline_process import PipelineProcess
-from python_runners.testing.separate_lakehouse import separate_lakehouse_env
 from dbt_results import failure_messages, rows_processed
 from streaming_projects import write_streaming_project
 
 SCHEMA = "cdc"
 KEYS, SEQUENCE = ["mrn"], ["lsn"]
 STORED = ["mrn", "ward", "lsn"]
-KILL_TIMEOUT = 600
 
 
 def change(mrn: int, lsn: int, op: str, ward: str | None = None) -> dict:
@@ -155,46 +150,6 @@ def test_a_plain_stream_of_a_cdc_table_is_refused_naming_both_reads(dbt, project
     assert not result.success
     message = failure_messages(result)
     assert "plain_reader" in message and "stream_changes" in message and "stream_appends" in message
-
-
-@pytest.mark.slow
-def test_runs_killed_on_the_cdc_tables_commits_apply_each_change_once(spark, tmp_path):
-    """Killed right after the table's MERGE committed, before its tombstones and its checkpoint:
-    the next run replays the batch, and the transaction id keeps the MERGE from applying twice.
-    Twice in a row: the second killed run replays the first one's batch before its own kill."""
-    project = write_streaming_project(tmp_path / "project", "cdc_killed", SCHEMA, MODELS, SOURCES)
-    env = separate_lakehouse_env(tmp_path / "lakehouse")
-    lakehouse = Lakehouse.from_env(env)
-    folder = Path(lakehouse.landing_path("cdc_patient_changes"))
-    tables = {name: Path(lakehouse.warehouse) / f"{SCHEMA}.db" / name for name in MODELS}
-
-    def dbt_run(name: str) -> PipelineProcess:
-        return PipelineProcess(["run"], env, tmp_path / f"{name}.log", project_dir=project)
-
-    land_json_lines(folder, "changes-0.json", LANDINGS[0])
-    first = dbt_run("first")
-    assert first.wait(KILL_TIMEOUT) == 0, first.log_tail()
-
-    # The run after the first kill replays its batch and is itself killed on the other table.
-    for number, victim in ((1, "patients"), (2, "patient_history")):
-        land_json_lines(folder, f"changes-{number}.json", LANDINGS[number])
-        killed = dbt_run(f"killed-{number}")
-        killed.kill_on_delta_commit(tables[victim], delta_log.latest_version(tables[victim]), KILL_TIMEOUT)
-        assert not killed.log_contains(f"OK created sql cdc_table model {SCHEMA}.{victim}")
-    again = dbt_run("again")
-    assert again.wait(KILL_TIMEOUT) == 0, again.log_tail()
-
-    landed = [row for changes in LANDINGS for row in changes]
-    read = lambda name, columns: sorted(  # noqa: E731
-        tuple(row) for row in spark.read.format("delta").load(str(tables[name])).select(*columns).collect()
-    )
-    assert read("patients", STORED) == as_tuples(scd1(landed, KEYS, SEQUENCE, is_delete, STORED), STORED)
-    history = [*STORED, "__start_at", "__end_at"]
-    expected = scd2(landed, KEYS, SEQUENCE, is_delete, STORED)
-    assert read("patient_history", history) == as_tuples(expected, history)
-    seen = spark.read.format("delta").load(str(tables["patient_changes_seen"])).collect()
-    assert replayed(seen) == {row[0]: row for row in read("patients", STORED)}
-    assert max(Counter((r["_commit_version"], r["mrn"], r["_change_type"]) for r in seen).values()) == 1
 
 
 @pytest.mark.parametrize("setting, value", [

@@ -12,15 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from dbt_spark_streaming.lakehouse import Lakehouse
-from python_runners.testing import delta_log
+from python_runners.testing.killed_runs import RUN_TIMEOUT, KilledRuns
 from python_runners.testing.landing import land_json_lines
 from python_runners.testing.pipeline_process import PipelineProcess
-from python_runners.testing.separate_lakehouse import separate_lakehouse_env
 from streaming_projects import write_streaming_project
 
 SCHEMA = "redeploy_killed"
-KILL_TIMEOUT = 600
 SOURCES = """
 version: 2
 sources:
@@ -59,11 +56,9 @@ def kill_when_file_says(run: PipelineProcess, path: Path, text: str, timeout: fl
 def test_a_redeploy_killed_three_times_ends_as_one_never_killed(spark, tmp_path):
     project = write_streaming_project(tmp_path / "project", "redeploy_killed", SCHEMA,
                                       {"readings": silver(OLD_SILVER), "kind_counts": GOLD}, SOURCES)
-    env = separate_lakehouse_env(tmp_path / "lakehouse")
-    lakehouse = Lakehouse.from_env(env)
-    folder = Path(lakehouse.landing_path("redeploy_events"))
-    tables = Path(lakehouse.warehouse) / f"{SCHEMA}.db"
-    state = Path(lakehouse.checkpoint_path(f"{SCHEMA}/readings") + "__redeploy.json")
+    runs = KilledRuns(project, SCHEMA, tmp_path)
+    folder = runs.landing("redeploy_events")
+    state = Path(runs.lakehouse.checkpoint_path(f"{SCHEMA}/readings") + "__redeploy.json")
     landed: list[dict] = []
 
     def land(number: int) -> None:
@@ -71,17 +66,13 @@ def test_a_redeploy_killed_three_times_ends_as_one_never_killed(spark, tmp_path)
         land_json_lines(folder, f"events-{number}.json", rows, modified=1_800_000_000 + number)
         landed.extend(rows)
 
-    def dbt_run(name: str) -> PipelineProcess:
-        return PipelineProcess(["run"], env, tmp_path / f"{name}.log", project_dir=project)
-
     def read(table: str):
-        frame = spark.read.format("delta").load(str(tables / table))
+        frame = spark.read.format("delta").load(str(runs.table(table)))
         return tuple(frame.columns), sorted(tuple(row) for row in frame.collect())
 
     for number in range(3):
         land(number)
-    first = dbt_run("first")
-    assert first.wait(KILL_TIMEOUT) == 0, first.log_tail()
+    runs.run("first")
     old = read("readings")
     assert old[0] == ("id", "kind") and len(old[1]) == 9
 
@@ -89,26 +80,23 @@ def test_a_redeploy_killed_three_times_ends_as_one_never_killed(spark, tmp_path)
 
     # 1. While the new version is built: killed on its first batch's commit.
     land(3)
-    building = dbt_run("killed-building")
-    building.kill_on_delta_commit(tables / "readings__next", 0, KILL_TIMEOUT)
+    runs.killed_on_commit("killed-building", "readings__next")
     assert json.loads(state.read_text())["step"] == "building"
     assert read("readings") == old  # readers see the old version, complete
 
     # 2. Built, not yet swapped: killed the moment the swap is recorded as next.
     land(4)
-    swapping = dbt_run("killed-swapping")
-    kill_when_file_says(swapping, state, '"step": "swapping"', KILL_TIMEOUT)
+    swapping = runs.start("killed-swapping")
+    kill_when_file_says(swapping, state, '"step": "swapping"', RUN_TIMEOUT)
     columns, rows = read("readings")
     assert (columns, rows) == old or (columns == ("id", "kind", "kind_upper") and len(rows) == 15)
 
     # 3. Right after a commit to the table: the swap's, if the last kill came before it.
     land(5)
-    swapped = dbt_run("killed-swapped")
-    swapped.kill_on_delta_commit(tables / "readings", delta_log.latest_version(tables / "readings"), KILL_TIMEOUT)
+    runs.killed_on_commit("killed-swapped", "readings")
 
     land(6)
-    last = dbt_run("after-the-kills")
-    assert last.wait(KILL_TIMEOUT) == 0, last.log_tail()
+    runs.run("after-the-kills")
 
     columns, rows = read("readings")
     assert columns == ("id", "kind", "kind_upper")
@@ -117,5 +105,5 @@ def test_a_redeploy_killed_three_times_ends_as_one_never_killed(spark, tmp_path)
     assert all(kind_upper == kind.upper() for _, kind, kind_upper in rows)
     recomputed = sorted(Counter(kind for _, kind, _ in rows).items())
     assert sorted(read("kind_counts")[1]) == recomputed
-    assert not (tables / "readings__next").exists() and not (tables / "kind_counts__next").exists()
+    assert not runs.table("readings__next").exists() and not runs.table("kind_counts__next").exists()
     assert json.loads(state.read_text())["step"] == "done"

@@ -16,7 +16,8 @@ nothing with C2: a 30-million-row aggregate ran slower with it in 2 of 3 paired 
 (median 23 s against 17 s), and a long-running service would pay that for good. Given to
 every driver of the test suite (through Spark's SPARK_SUBMIT_OPTS), it took `make test` from 42
 to 53 minutes: the kill tests' short processes gained (chaos 150 -> 129 s), but the suite's one
-long-lived in-process session lost more (ten thousand files 122 -> 218 s). Serial or
+long-lived in-process session lost more (ten thousand files 122 -> 218 s). So the suite gives it
+only to the short processes of tests/processes/ (tests/processes/conftest.py). Serial or
 Parallel GC, -XX:-UsePerfData, dropping the Kafka/PostgreSQL/Unity Catalog jars from spark.jars,
 Hive settings (schema verification, direct SQL, connection pooling off): no difference beyond noise.
 Nor did starting a throwaway Hive client (and the SQL parser) on a thread of its own while the

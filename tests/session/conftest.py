@@ -7,23 +7,12 @@ a command as users type it) belongs in tests/processes/; starting one here fails
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
-IN_PROCESS = ("tests/session runs in one process; a test that starts a process belongs in "
-              "tests/processes/ (started here: {command})")
-_SPARKS_OWN = "spark-submit"  # pyspark starting the suite's one JVM, the first time it is asked for
+from process_guard import refuse_processes
 
 
 @pytest.fixture(autouse=True)
 def no_process_started(monkeypatch):
-    started = subprocess.Popen.__init__
-
-    def refuse(self, args, *more, **options):
-        command = [args] if isinstance(args, (str, bytes)) else list(args)
-        if not any(_SPARKS_OWN in str(part) for part in command[:1]):
-            raise AssertionError(IN_PROCESS.format(command=" ".join(map(str, command))[:200]))
-        started(self, args, *more, **options)
-
-    monkeypatch.setattr(subprocess.Popen, "__init__", refuse)
+    # pyspark starting the suite's one JVM, the first time a test asks for it, is the exception.
+    refuse_processes(monkeypatch, "tests/session", allowed=("spark-submit",))

@@ -1,4 +1,5 @@
-"""tests/unit: the tier without a JVM (`make test-unit`). Nothing here starts Spark or runs dbt.
+"""tests/unit: the tier without a JVM (`make test-unit`). Nothing here starts Spark, runs dbt or
+starts any process.
 
 The root conftest's fixtures are lazy, so these tests never start a session as long as they do
 not ask for one; asking for `spark` or `dbt` here fails at once instead of starting a JVM.
@@ -11,6 +12,8 @@ import os
 import pytest
 from pyspark import SparkContext
 
+from process_guard import refuse_processes
+
 NO_JVM = "tests/unit runs without a JVM; a test that needs Spark or dbt belongs in tests/."
 
 
@@ -22,6 +25,11 @@ def spark():
 @pytest.fixture(scope="session")
 def dbt():
     pytest.fail(NO_JVM)
+
+
+@pytest.fixture(autouse=True)
+def no_process_started(monkeypatch):
+    refuse_processes(monkeypatch, "tests/unit")
 
 
 @pytest.fixture(autouse=True)

@@ -14,5 +14,6 @@ from process_guard import refuse_processes
 
 @pytest.fixture(autouse=True)
 def no_process_started(monkeypatch):
-    # pyspark starting the suite's one JVM, the first time a test asks for it, is the exception.
-    refuse_processes(monkeypatch, "tests/session", allowed=("spark-submit",))
+    # The exceptions: pyspark starting the suite's one JVM, the first time a test asks for it, and
+    # Python's platform module asking `uname -p` once, for dbt's invocation context.
+    refuse_processes(monkeypatch, "tests/session", allowed=("spark-submit", "uname"))

@@ -17,56 +17,19 @@ from dataclasses import dataclass
 
 import pytest
 
-from python_runners.testing.cdc_reference import scd1, scd2
 from python_runners.testing.killed_runs import KilledRuns
 from python_runners.testing.landing import land_json_lines
 from streaming_projects import write_streaming_project
+from write_kinds import MODELS as WRITE_MODELS, WRITE_KINDS, sources, table_rows
 
 SCHEMA = "killed_on_commit"
-SOURCES = """
-version: 2
-sources:
-  - name: landing
-    tables:
-      - name: events
-        meta:
-          stream:
-            format: json
-            path: killed_events
-            create_path: true
-            schema: id bigint, kind string
-      - name: patient_changes
-        meta:
-          stream:
-            format: json
-            path: killed_patient_changes
-            create_path: true
-            schema: mrn bigint, ward string, op string, lsn bigint
+ORDERS = """
       - name: orders
         meta:
-          stream:
-            format: json
-            path: killed_orders
-            schema: id bigint, amount double
+          stream: {format: json, path: killed_orders, schema: "id bigint, amount double"}
 """
-EVENTS = "{{ source('landing', 'events') }}"
-CDC = """{{{{ config(
-    materialized='cdc_table', keys=['mrn'], sequence_by='lsn', stored_as='{stored_as}',
-    apply_as_deletes="op = 'D'", except_columns=['op']
-) }}}}
-select mrn, ward, op, lsn from {{{{ source('landing', 'patient_changes') }}}}"""
 MODELS = {
-    "appended": f"select id, kind from {EVENTS}",
-    "kind_totals": (
-        "{{ config(output_mode='complete') }}\n"
-        f"select kind, count(*) as n, sum(id) as id_sum from {EVENTS} group by kind"
-    ),
-    "kind_latest": (
-        "{{ config(output_mode='update', unique_key='kind') }}\n"
-        f"select kind, count(*) as n, max(id) as last_id from {EVENTS} group by kind"
-    ),
-    "patients": CDC.format(stored_as="scd1"),
-    "patient_history": CDC.format(stored_as="scd2"),
+    **WRITE_MODELS,
     "patient_changes_seen": (
         "select mrn, ward, lsn, _change_type, _commit_version from {{ stream_changes(ref('patients')) }}"
     ),
@@ -83,17 +46,8 @@ class Kill:
     model: str
 
 
-KILLS = [
-    Kill("append", "appended"),
-    Kill("complete", "kind_totals"),
-    Kill("update (MERGE)", "kind_latest"),
-    Kill("cdc scd1", "patients"),
-    Kill("cdc scd2", "patient_history"),
-    Kill("copy_into", "loaded_orders"),
-]
+KILLS = [*(Kill(kind.write, kind.model) for kind in WRITE_KINDS), Kill("copy_into", "loaded_orders")]
 ROUNDS = len(KILLS) + 1  # a first run, then one landing per kill
-STORED = ["mrn", "ward", "lsn"]
-HISTORY = [*STORED, "__start_at", "__end_at"]
 _LSNS = random.Random(7).sample(range(1, 6 * ROUNDS + 1), 6 * ROUNDS)  # unique, out of order
 
 
@@ -121,19 +75,16 @@ def said_ok(log: str, model: str) -> bool:
     return any(" OK " in line and f" model {SCHEMA}.{model} " in line for line in log.splitlines())
 
 
-def is_delete(change) -> bool:
-    return change["op"] == "D"
-
-
 @pytest.mark.slow
 def test_a_run_killed_on_each_kind_of_write_commit_loses_and_doubles_nothing(spark, tmp_path):
-    project = write_streaming_project(tmp_path / "project", "killed_on_commit", SCHEMA, MODELS, SOURCES)
+    project = write_streaming_project(tmp_path / "project", "killed_on_commit", SCHEMA, MODELS,
+                                      sources("killed", more=ORDERS))
     runs = KilledRuns(project, SCHEMA, tmp_path)
     landed = {"events": [], "changes": [], "orders": []}
 
     def land(number: int) -> None:
         for name, rows, path in (("events", events(number), "killed_events"),
-                                 ("changes", patient_changes(number), "killed_patient_changes"),
+                                 ("changes", patient_changes(number), "killed_changes"),
                                  ("orders", orders(number), "killed_orders")):
             land_json_lines(runs.landing(path), f"{name}-{number}.json", rows)
             landed[name] += rows
@@ -146,25 +97,13 @@ def test_a_run_killed_on_each_kind_of_write_commit_loses_and_doubles_nothing(spa
         assert not said_ok(killed.output(), kill.model), (kill.write, killed.log_tail())
     runs.run("after-the-kills")
 
-    def read(model: str, *columns: str) -> list[tuple]:
-        frame = spark.read.format("delta").load(str(runs.table(model)))
-        return sorted(tuple(row) for row in frame.select(*(columns or frame.columns)).collect())
+    def read(model: str, columns: list[str]) -> list[tuple]:
+        return table_rows(spark, str(runs.table(model)), columns)
 
-    ids = [row["id"] for row in landed["events"]]
-    kinds = {kind: [row["id"] for row in landed["events"] if row["kind"] == kind] for kind in "abc"}
-    assert Counter(id for id, in read("appended", "id")) == Counter(ids), "append"
-    assert read("kind_totals", "kind", "n", "id_sum") == [
-        (kind, len(seen), sum(seen)) for kind, seen in sorted(kinds.items())], "complete"
-    assert read("kind_latest", "kind", "n", "last_id") == [
-        (kind, len(seen), max(seen)) for kind, seen in sorted(kinds.items())], "update (MERGE)"
-
-    changes = landed["changes"]
-    as_rows = lambda rows, columns: sorted(tuple(row[c] for c in columns) for row in rows)  # noqa: E731
-    assert read("patients", *STORED) == as_rows(scd1(changes, ["mrn"], ["lsn"], is_delete, STORED), STORED), "scd1"
-    assert read("patient_history", *HISTORY) == as_rows(
-        scd2(changes, ["mrn"], ["lsn"], is_delete, STORED), HISTORY), "scd2"
-    seen = read("patient_changes_seen", "_commit_version", "mrn", "_change_type")
+    for kind in WRITE_KINDS:
+        found = read(kind.model, kind.columns)
+        assert max(Counter(found).values()) == 1 and found == kind.expected(landed), kind.write
+    seen = read("patient_changes_seen", ["_commit_version", "mrn", "_change_type"])
     assert max(Counter(seen).values()) == 1, "each change of the scd1 table streamed once"
-
-    order_ids = Counter(id for id, in read("loaded_orders", "id"))
-    assert order_ids == Counter(row["id"] for row in landed["orders"]), "copy_into"
+    orders_loaded = Counter(id for id, in read("loaded_orders", ["id"]))
+    assert orders_loaded == Counter(row["id"] for row in landed["orders"]), "copy_into"

@@ -34,18 +34,19 @@ class KilledRuns:
     def landing(self, path: str) -> Path:
         return Path(self.lakehouse.landing_path(path))
 
-    def start(self, name: str) -> PipelineProcess:
-        return PipelineProcess(["run"], self.env, self.folder / f"{name}.log", project_dir=self.project)
+    def start(self, name: str, *args: str) -> PipelineProcess:
+        """`dbt run <args>`, its log `<name>.log`."""
+        return PipelineProcess(["run", *args], self.env, self.folder / f"{name}.log", project_dir=self.project)
 
-    def run(self, name: str) -> PipelineProcess:
+    def run(self, name: str, *args: str) -> PipelineProcess:
         """A run to its end, which must succeed."""
-        run = self.start(name)
+        run = self.start(name, *args)
         assert run.wait(RUN_TIMEOUT) == 0, run.log_tail()
         return run
 
-    def killed_on_commit(self, name: str, model: str) -> PipelineProcess:
-        """A run SIGKILLed right after its next Delta commit to `model`'s table."""
+    def killed_on_commit(self, name: str, model: str, *args: str) -> PipelineProcess:
+        """A run (`dbt run <args>`) SIGKILLed right after its next Delta commit to `model`'s table."""
         table = self.table(model)
-        run = self.start(name)
+        run = self.start(name, *args)
         run.kill_on_delta_commit(table, delta_log.latest_version(table), RUN_TIMEOUT)
         return run

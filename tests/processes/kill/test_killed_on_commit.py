@@ -2,8 +2,8 @@
 before the checkpoint records the batch, and the runs after it replay the batch with every row
 exactly once.
 
-One project holds a model of each kind. Each row of KILLS lands more data and kills a run on its
-model's commit; the next run (killed in turn on another table) replays the batch, and a last run
+One project holds a model of each kind. Each row of KILLS lands more data and kills a run of its
+model alone on the model's commit; a last run of every model replays each killed batch and
 finishes everything. Every table then equals what the landed data says, each row once. The same
 replay is tested in-process and in seconds by the commit fault seam
 (tests/session/test_commit_fault_replay.py); this file proves a real kill leaves what it leaves.
@@ -93,9 +93,10 @@ def test_a_run_killed_on_each_kind_of_write_commit_loses_and_doubles_nothing(spa
     runs.run("first")
     for number, kill in enumerate(KILLS, start=1):
         land(number)
-        killed = runs.killed_on_commit(f"killed-{number}", kill.model)
+        killed = runs.killed_on_commit(f"killed-{number}", kill.model, "--select", kill.model)
         assert not said_ok(killed.output(), kill.model), (kill.write, killed.log_tail())
-    runs.run("after-the-kills")
+    last = runs.run("after-the-kills")
+    assert last.log_contains("that an earlier run left unconfirmed"), "copy_into finished the killed load"
 
     def read(model: str, columns: list[str]) -> list[tuple]:
         return table_rows(spark, str(runs.table(model)), columns)

@@ -3,7 +3,8 @@
 Each tier's pytest writes JUnit XML into FOLDER (.test-times/ by default, git-ignored); this
 prints every tier's test count and wall time, then its N slowest tests (setup, call and teardown
 together, as JUnit's `time` has them). A file of the whole suite (`all.xml`) is grouped by the
-tier folder each test lives in.
+tier folder each test lives in. `--before FILE`: a JUnit file of an earlier run, its tests summed
+by the tier their file is in today (found by file name under tests/), beside today's.
 """
 
 from __future__ import annotations
@@ -42,9 +43,17 @@ def read_junit(path: Path) -> tuple[float, list[TestTime]]:
     tests = []
     for case in root.iter("testcase"):
         outcome = next((child.tag for child in case if child.tag in ("failure", "error", "skipped")), "passed")
-        file = case.get("classname", "").replace(".", "/")
-        tests.append(TestTime(f"{file}.py::{case.get('name')}", float(case.get("time") or 0), outcome))
+        tests.append(TestTime(_test_name(case.get("classname", ""), case.get("name", "")),
+                              float(case.get("time") or 0), outcome))
     return sum(float(suite.get("time") or 0) for suite in suites), tests
+
+
+def _test_name(classname: str, name: str) -> str:
+    """pytest's id back from JUnit's dotted classname: `tests.adapter.test_x.TestY` ->
+    `tests/adapter/test_x.py::TestY::<name>`."""
+    parts = classname.split(".")
+    module = next((i for i, part in enumerate(parts) if part[:1].isupper()), len(parts))
+    return "::".join(["/".join(parts[:module]) + ".py", *parts[module:], name])
 
 
 def tier_of(test: TestTime) -> str:
@@ -67,6 +76,18 @@ def tiers_in(folder: Path) -> list[TierTimes]:
     return sorted(tiers, key=lambda tier: (order.get(tier.tier, len(order)), tier.tier))
 
 
+def before_by_tier(before: Path, tests_root: Path) -> dict[str, float]:
+    """An earlier run's seconds by today's tier of each test's file (its name found under
+    `tests_root`); a file no longer there counts as "gone"."""
+    now = {path.name: path.relative_to(tests_root).parts[0] for path in tests_root.rglob("test_*.py")
+           if len(path.relative_to(tests_root).parts) > 1}
+    seconds: dict[str, float] = {}
+    for test in read_junit(before)[1]:
+        tier = now.get(test.name.split("::")[0].rsplit("/", 1)[-1], "gone")
+        seconds[tier] = seconds.get(tier, 0.0) + test.seconds
+    return seconds
+
+
 def report(tiers: list[TierTimes], top: int) -> str:
     lines = [f"{'tier':<12}{'tests':>7}{'minutes':>9}"]
     lines += [f"{tier.tier:<12}{len(tier.tests):>7}{tier.wall_seconds / 60:>9.1f}" for tier in tiers]
@@ -83,12 +104,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", nargs="?", type=Path, default=DEFAULT_FOLDER)
     parser.add_argument("--top", type=int, default=20)
+    parser.add_argument("--before", type=Path, help="a JUnit file of an earlier run to set beside")
+    parser.add_argument("--tests", type=Path, default=Path("tests"), help="where today's tiers are")
     args = parser.parse_args(argv)
     tiers = tiers_in(args.folder)
     if not tiers:
         print(f"No test times in {args.folder}/ (make test writes them).", file=sys.stderr)
         return 1
     print(report(tiers, args.top))
+    if args.before:
+        before = before_by_tier(args.before, args.tests)
+        print(f"\n{'tier':<12}{'before, min':>12}{'now, min':>10}  (before: {args.before})")
+        for tier in tiers:
+            print(f"{tier.tier:<12}{before.pop(tier.tier, 0.0) / 60:>12.1f}{tier.wall_seconds / 60:>10.1f}")
+        for tier, seconds in sorted(before.items()):
+            print(f"{tier:<12}{seconds / 60:>12.1f}{'-':>10}")
     return 0
 
 

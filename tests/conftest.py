@@ -42,14 +42,17 @@ def dbt(spark, tmp_path_factory):
     """Run a dbt command in this process; returns dbt's result (success, per-node results).
 
     Each project keeps a target folder of its own for the whole session, so dbt's partial parse
-    of a project carries over from one command to the next instead of parsing it all again."""
+    of a project carries over from one command to the next instead of parsing it all again. The
+    tests read what a command did from its result, so dbt writes no manifest.json or
+    run_results.json (half a second a command) unless a test asks with `--write-json`."""
     targets: dict[str, Path] = {}
 
     def run(*args: str, project_dir: str | None = None):
         key = str(Path(project_dir).resolve()) if project_dir else ""
         if key not in targets:
             targets[key] = tmp_path_factory.mktemp("dbt-target")
-        return invoke_dbt([*args, *target_args(targets[key])], project_dir)
+        artifacts = [] if "--write-json" in args else ["--no-write-json"]
+        return invoke_dbt([*args, *artifacts, *target_args(targets[key])], project_dir)
 
     return run
 

@@ -5,7 +5,7 @@ version committed, `commits/<batch>` missing. The next run replays the batch, an
 transaction ids and batch marks keep what it committed from landing twice
 (writes/idempotent_batches.py). The test suite arms the seam in its own process to prove that
 replay in seconds, where a killed `dbt run` takes a minute; nothing in a user's run arms it, and
-unarmed it costs a dict lookup per commit.
+unarmed it costs a look at an empty list per commit.
 
 The writes call `committed(table)` after each Delta commit a batch makes, so the fault can come
 between two commits of one batch (a quarantine's and the table's, a MERGE and its tombstones).

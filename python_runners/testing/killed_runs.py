@@ -1,8 +1,8 @@
 """`dbt run` as processes on a lakehouse of their own, SIGKILLed at the moment a test names.
 
-The tests that kill real runs (tests/processes/kill/) share this: one project, one lakehouse
-apart from the suite's (a Derby metastore admits one JVM), runs started by name with their logs
-beside the test's files, and a kill on a table's next Delta commit, the moment that matters
+The tests that kill real runs (tests/processes/kill/, the Kafka source's) share this: one
+project, one lakehouse apart from the suite's (a Derby metastore admits one JVM), runs started by
+name with their logs beside the test's files, and a kill on a table's next Delta commit, the moment that matters
 for exactly-once (the write committed, the checkpoint not yet).
 """
 
@@ -19,12 +19,14 @@ RUN_TIMEOUT = 600
 
 
 class KilledRuns:
-    """Runs of the project at `project` in the schema `schema`, on a lakehouse under `folder`."""
+    """Runs of the project at `project` in the schema `schema`, on a lakehouse under `folder`;
+    `timeout`: how long a run or a wait for its commit may take."""
 
-    def __init__(self, project: Path, schema: str, folder: Path, **env: str):
+    def __init__(self, project: Path, schema: str, folder: Path, timeout: float = RUN_TIMEOUT, **env: str):
         self.project = project
         self.schema = schema
         self.folder = folder
+        self.timeout = timeout
         self.env = separate_lakehouse_env(folder / "lakehouse", **env)
         self.lakehouse = Lakehouse.from_env(self.env)
 
@@ -41,12 +43,12 @@ class KilledRuns:
     def run(self, name: str, *args: str) -> PipelineProcess:
         """A run to its end, which must succeed."""
         run = self.start(name, *args)
-        assert run.wait(RUN_TIMEOUT) == 0, run.log_tail()
+        assert run.wait(self.timeout) == 0, run.log_tail()
         return run
 
     def killed_on_commit(self, name: str, model: str, *args: str) -> PipelineProcess:
         """A run (`dbt run <args>`) SIGKILLed right after its next Delta commit to `model`'s table."""
         table = self.table(model)
         run = self.start(name, *args)
-        run.kill_on_delta_commit(table, delta_log.latest_version(table), RUN_TIMEOUT)
+        run.kill_on_delta_commit(table, delta_log.latest_version(table), self.timeout)
         return run

@@ -8,15 +8,11 @@ process on a lakehouse of its own (one Derby metastore per JVM), against a real 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from dbt_spark_streaming.lakehouse import Lakehouse
-from python_runners.testing import delta_log
-from python_runners.testing.pipeline_process import PipelineProcess
-from python_runners.testing.separate_lakehouse import separate_lakehouse_env
 from python_runners.infra.kafka_broker import KafkaBroker
+from python_runners.testing.killed_runs import KilledRuns
 from dbt_results import failure_messages
 from streaming_projects import write_streaming_project
 
@@ -78,26 +74,19 @@ def test_kafka_to_delta_exactly_once_across_a_kill(spark, broker, tmp_path):
     project = write_streaming_project(
         tmp_path / "project", "kafka_ingest", "kafka_in", {"kafka_recordings": MODEL}, SOURCES
     )
-    env = separate_lakehouse_env(tmp_path / "lakehouse", KAFKA_BOOTSTRAP_SERVERS=broker.bootstrap_servers)
-    table = Path(Lakehouse.from_env(env).warehouse) / "kafka_in.db" / "kafka_recordings"
-
-    def dbt_run(name: str) -> PipelineProcess:
-        return PipelineProcess(["run"], env, tmp_path / f"{name}.log", project_dir=project)
+    runs = KilledRuns(project, "kafka_in", tmp_path, TIMEOUT, KAFKA_BOOTSTRAP_SERVERS=broker.bootstrap_servers)
+    table = runs.table("kafka_recordings")
 
     produce(spark, broker, range(FIRST))
-    first = dbt_run("first")
-    assert first.wait(TIMEOUT) == 0, first.log_tail()
+    first = runs.run("first")
     assert first.log_contains(f"STREAMED {FIRST} rows in, {FIRST} written")
 
     produce(spark, broker, range(FIRST, FIRST + SECOND))
-    version_before = delta_log.latest_version(table)
-    killed = dbt_run("killed")
-    killed.kill_on_delta_commit(table, version_before, TIMEOUT)
+    runs.killed_on_commit("killed", "kafka_recordings")
     rows_at_kill = spark.read.format("delta").load(str(table)).count()
     assert FIRST < rows_at_kill < FIRST + SECOND, "the kill interrupted the run midway"
 
-    again = dbt_run("again")
-    assert again.wait(TIMEOUT) == 0, again.log_tail()
+    runs.run("again")
 
     landed = spark.read.format("delta").load(str(table))
     ids = [row.id for row in landed.select("id").collect()]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from python_runners.testing.killed_runs import RUN_TIMEOUT, KilledRuns
+from python_runners.testing.killed_runs import KilledRuns
 from python_runners.testing.landing import land_json_lines
 from python_runners.testing.pipeline_process import PipelineProcess
 from streaming_projects import write_streaming_project
@@ -87,7 +87,7 @@ def test_a_redeploy_killed_three_times_ends_as_one_never_killed(spark, tmp_path)
     # 2. Built, not yet swapped: killed the moment the swap is recorded as next.
     land(4)
     swapping = runs.start("killed-swapping")
-    kill_when_file_says(swapping, state, '"step": "swapping"', RUN_TIMEOUT)
+    kill_when_file_says(swapping, state, '"step": "swapping"', runs.timeout)
     columns, rows = read("readings")
     assert (columns, rows) == old or (columns == ("id", "kind", "kind_upper") and len(rows) == 15)
 

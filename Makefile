@@ -73,7 +73,7 @@ test: setup lint
 	$(call PYTEST_TIER,processes,$(WORKERS))
 	$(BIN)/python -m python_runners.testing.test_times $(TEST_TIMES)
 
-# Lint, the unit tier and the session tier: about 22 minutes on 2 cores.
+# Lint, the unit tier and the session tier: about 16 minutes on 2 cores.
 test-fast: setup lint
 	$(call PYTEST_TIER,unit)
 	$(call PYTEST_TIER,session,$(WORKERS))

@@ -1,4 +1,5 @@
-"""One Spark session (one JVM, one Derby metastore) per test run, in a lakehouse of its own.
+"""One Spark session (one JVM, one Derby metastore) per pytest process, in a lakehouse of its own:
+a tier run on two workers (pytest-xdist, the Makefile) has two, which share nothing.
 
 dbt runs in-process through dbtRunner, so every dbt invocation in the suite reuses that session.
 """

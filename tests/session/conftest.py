@@ -1,6 +1,7 @@
-"""tests/session: one JVM, dbt in-process (`make test-session`). Nothing here starts a process.
+"""tests/session: one JVM per worker, dbt in-process (`make test-session`). Nothing here starts a
+process.
 
-Every dbt command runs in this process on the suite's one Spark session (the root conftest), so a
+Every dbt command runs in this process on its one Spark session (the root conftest), so a
 test here costs what its work costs. A test that needs a process of its own (a kill, a service,
 a command as users type it) belongs in tests/processes/; starting one here fails at once.
 """

@@ -2,8 +2,8 @@
 
 The tests that kill real runs (tests/processes/kill/, the Kafka source's) share this: one
 project, one lakehouse apart from the suite's (a Derby metastore admits one JVM), runs started by
-name with their logs beside the test's files, and a kill on a table's next Delta commit, the moment that matters
-for exactly-once (the write committed, the checkpoint not yet).
+name with their logs beside the test's files, and a kill on a table's next Delta commit, the
+moment that matters for exactly-once (the write committed, the checkpoint not yet).
 """
 
 from __future__ import annotations

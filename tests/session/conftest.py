@@ -14,11 +14,21 @@ import pytest
 
 from process_guard import refuse_processes
 
-# Before the first test starts this process's JVM. Parallel GC, not G1: G1's concurrent marking
-# took about a tenth of the tier's CPU, and `make test` runs this tier on two workers that share
-# the 2 cores (-n 2 in the Makefile): measured on 8 of its files, 386 -> 354 s. A user's long-lived
-# driver keeps Java's default (short pauses); a test pays for throughput only.
-os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:+UseParallelGC")
+PARALLEL_GC = "-XX:+UseParallelGC"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def the_jvm_collects_with_parallel_gc():
+    """Set before the `spark` fixture starts this process's JVM (a session-scoped autouse fixture
+    comes first), and only for this tier, as tests/processes/ sets its drivers' options. Parallel
+    GC, not G1: G1's concurrent marking took about a tenth of the tier's CPU, and `make test` runs
+    this tier on two workers that share the 2 cores (-n 2 in the Makefile): measured on 8 of its
+    files, 386 -> 354 s. A user's long-lived driver keeps Java's default (short pauses); a test
+    pays for throughput only."""
+    with pytest.MonkeyPatch.context() as patch:
+        if "SPARK_SUBMIT_OPTS" not in os.environ:
+            patch.setenv("SPARK_SUBMIT_OPTS", PARALLEL_GC)
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -23,6 +23,8 @@ from python_runners.testing.landing import land_json_lines, landing_folder
 from dbt_results import failure_messages, node_results
 from streaming_projects import write_streaming_project
 
+pytestmark = pytest.mark.slow  # a feed's mistakes over several batches, one replayed: make test runs it, test-fast does not
+
 SCHEMA = "cdc_mistakes"
 
 SOURCES = """

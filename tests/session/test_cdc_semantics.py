@@ -12,6 +12,8 @@ from dbt_spark_streaming.writes.apply_changes import apply_change_batch, create_
 from dbt_spark_streaming.writes.change_rows import FeedShape
 from python_runners.testing.cdc_reference import scd1, scd2
 
+pytestmark = pytest.mark.slow  # the scd1/scd2 matrix, several MERGEs per case: make test runs it, test-fast does not
+
 SCHEMA = "cdc_semantics"
 FEED = "id bigint, name string, ward string, op string, day int, n int"
 

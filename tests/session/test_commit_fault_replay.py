@@ -23,6 +23,8 @@ from python_runners.testing.landing import land_json_lines, landing_folder
 from streaming_projects import write_streaming_project
 from write_kinds import MODELS, WRITE_KINDS, WriteKind, sources, table_rows
 
+pytestmark = pytest.mark.slow  # a failed commit replayed, for each kind of write: make test runs it, test-fast does not
+
 SCHEMA = "fault_replay"
 
 

@@ -18,6 +18,8 @@ from dbt_spark_streaming.run.serving import ServedQuery, _supervise
 from python_runners.testing.landing import land_json_lines, land_text, landing_folder
 from streaming_projects import write_streaming_project
 
+pytestmark = pytest.mark.slow  # a matrix of formats and ways to read them: make test runs it, test-fast does not
+
 SCHEMA = "corrupt_lines"
 
 SOURCES = """

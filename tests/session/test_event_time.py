@@ -13,6 +13,8 @@ import pytest
 from dbt_results import failure_messages
 from streaming_projects import write_streaming_project
 
+pytestmark = pytest.mark.slow  # update mode against complete mode, landing after landing: make test runs it, test-fast does not
+
 DELAY = timedelta(minutes=10)
 SOURCE = "event_fixtures.readings"
 DEVICE_TOTALS = (

@@ -19,6 +19,8 @@ from python_runners.testing.landing import land_json_lines, landing_folder
 from dbt_results import failure_messages, node_results, rows_processed
 from streaming_projects import write_streaming_project
 
+pytestmark = pytest.mark.slow  # expectations' counts against the landed data, landing after landing: make test runs it, test-fast does not
+
 SCHEMA = "expectations"
 FUTURE = 4102444800  # 2100-01-01, epoch seconds
 NOW = 1767225600  # 2026-01-01

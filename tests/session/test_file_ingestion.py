@@ -16,6 +16,8 @@ from dbt_results import failure_messages, node_results, rows_processed
 from python_runners.testing.landing import land_json_lines, land_text, landing_folder
 from streaming_projects import write_streaming_project
 
+pytestmark = pytest.mark.slow  # a thousand files, a hundred per batch: make test runs it, test-fast does not
+
 SOURCES = """
 version: 2
 sources:

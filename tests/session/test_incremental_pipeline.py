@@ -17,6 +17,8 @@ from python_runners.demo.data import (
 from python_runners.demo.recording_rules import REGISTERED_DEVICES
 from python_runners.demo.patient_changes import land_patient_changes, patient_changes_folder
 
+pytestmark = pytest.mark.slow  # the demo's every model, landing after landing, against a recompute: make test runs it, test-fast does not
+
 # Models that read every new row (quarantined_recordings reads only files with unreadable
 # lines: Delta skips the others by their column statistics), and those that read what silver kept.
 READ_EVERY_ROW = ["bronze_recordings", "silver_recordings"]

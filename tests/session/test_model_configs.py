@@ -309,6 +309,7 @@ def test_table_model_reads_a_stream_source_as_a_batch(dbt, errors_project, spark
     ]
 
 
+@pytest.mark.slow  # a model run again over several runs and changes: not in test-fast
 def test_once_trigger_partitioning_and_table_properties(dbt, errors_project, spark):
     result = run(dbt, errors_project, "--select", "configured_events")
 
@@ -319,6 +320,7 @@ def test_once_trigger_partitioning_and_table_properties(dbt, errors_project, spa
     assert detail.properties.get("delta.appendOnly") == "true"
 
 
+@pytest.mark.slow  # a model run again over several runs and changes: not in test-fast
 def test_lost_checkpoint_stops_the_run_instead_of_duplicating(dbt, errors_project, spark, lakehouse):
     assert run(dbt, errors_project, "--select", "ok_events").success
     assert spark.table("fixtures_out.ok_events").count() == 6
@@ -342,6 +344,7 @@ def rewrite_model(project: str, name: str, sql: str) -> None:
     Path(project, "models", f"{name}.sql").write_text(sql + "\n")
 
 
+@pytest.mark.slow  # a model run again over several runs and changes: not in test-fast
 def test_query_change_its_checkpoint_cannot_follow_offers_full_refresh(dbt, errors_project, spark):
     assert run(dbt, errors_project, "--select", "evolving_counts").success
     rewrite_model(
@@ -364,6 +367,7 @@ def test_query_change_its_checkpoint_cannot_follow_offers_full_refresh(dbt, erro
     assert spark.table("fixtures_out.evolving_counts").count() == 7  # one row per id now
 
 
+@pytest.mark.slow  # a model run again over several runs and changes: not in test-fast
 def test_a_new_filter_in_a_stateless_model_keeps_its_checkpoint(dbt, errors_project, spark):
     assert run(dbt, errors_project, "--select", "evolving_filter").success
     rewrite_model(

@@ -7,10 +7,14 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from pyspark.sql.streaming import StreamingQueryListener
 
 from dbt_results import failure_messages, node_results
 from streaming_projects import write_streaming_project
+
+pytestmark = pytest.mark.slow  # a redeploy, its rebuild and its rollback: make test runs it, test-fast does not
 
 SCHEMA = "redeploy"
 INPUT = "redeploy_in.events"

@@ -143,6 +143,7 @@ def test_empty_checks_the_queries_and_moves_no_checkpoint(dbt, project, spark, l
     assert ids(spark, "empty_reader") == [1, 3, 5, 7]
 
 
+@pytest.mark.slow  # rebuilds tables and their readers over several runs: not in test-fast
 def test_the_printed_fix_for_a_lost_checkpoint_rebuilds_the_readers_too(dbt, project, spark, lakehouse):
     both = ("--select", "copied", "copied_reader")
     assert run(dbt, project, *both).success
@@ -164,6 +165,7 @@ def test_the_printed_fix_for_a_lost_checkpoint_rebuilds_the_readers_too(dbt, pro
     assert len(ids(spark, "copied_reader")) == rows  # nothing twice
 
 
+@pytest.mark.slow  # rebuilds tables and their readers over several runs: not in test-fast
 def test_a_full_refresh_leaving_a_reader_behind_is_refused_and_a_rebuilt_upstream_gets_the_fix(
     dbt, project, spark, lakehouse
 ):
@@ -201,6 +203,7 @@ def test_a_full_refresh_leaving_a_reader_behind_is_refused_and_a_rebuilt_upstrea
     assert ids(spark, "copied_reader") == ids(spark, "copied")
 
 
+@pytest.mark.slow  # rebuilds tables and their readers over several runs: not in test-fast
 def test_a_full_refresh_empties_the_table_in_place_for_a_reader_that_follows_rewrites(dbt, project, spark):
     """stream_appends (skipChangeCommits): the reader is not rebuilt and goes on over the same
     Delta table, skipping the emptying commit and reading the rebuilt rows as new rows."""

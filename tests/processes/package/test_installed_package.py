@@ -70,6 +70,8 @@ def installed(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     env.update({"PATH": f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
                 "XDG_CACHE_HOME": str(root / "cache"), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
                 "SPARK_SHUFFLE_PARTITIONS": "2"})
+    if "SPARK_SUBMIT_OPTS" in os.environ:  # the JIT setting of this tier's short drivers (conftest)
+        env["SPARK_SUBMIT_OPTS"] = os.environ["SPARK_SUBMIT_OPTS"]
     if "PIP_CACHE_DIR" not in env:  # the user's pip cache, not the test's empty XDG cache
         env["PIP_CACHE_DIR"] = str(Path.home() / ".cache" / "pip")
     run([str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check", f"{wheel}[lint]"],

@@ -7,7 +7,8 @@
 `init` writes the root-project macros (ref, source, get_fixture_sql; project_macros/) into the project's
 macros/spark_streaming/. dbt takes overrides of ref() and source() from the root project only, so
 no package or plugin can ship them; run it again after upgrading the adapter. Files are
-rewritten only when they differ. `lint` reports what a streaming
+rewritten only when they differ. It also writes a starting `.sqlfluff` (lint/sqlfluff.cfg) into a
+project that has none. `lint` reports what a streaming
 model cannot run (ORDER BY, LIMIT, window functions, DISTINCT aggregates, a config that cannot
 work) from its SQL, without Spark (lint/streaming_lint.py); it needs sqlfluff (the `lint` extra).
 `jars` fetches Spark's jars ahead of the first session (classpath.py): a CI image's set-up step,
@@ -20,6 +21,8 @@ import argparse
 import sys
 from pathlib import Path
 from typing import Optional
+
+from dbt_spark_streaming.lint import sqlfluff_settings
 
 PROJECT_MACROS = Path(__file__).with_name("project_macros")
 MACROS_FOLDER = Path("macros") / "spark_streaming"
@@ -82,6 +85,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     written = write_project_macros(args.project_dir.resolve())
     where = args.project_dir / MACROS_FOLDER
     print(f"{len(written)} macro file(s) written to {where}" if written else f"{where} is up to date")
+    settings = sqlfluff_settings.write_if_missing(args.project_dir)
+    if settings is not None:
+        print(f"{settings} written: sqlfluff's settings for the models (sparksql, jinja with dbt's builtins)")
     if "serve_streaming_queries" not in (args.project_dir / "dbt_project.yml").read_text():
         print("Models with a processing_time trigger keep running after `dbt run` only with this in "
               "dbt_project.yml:\n  on-run-end:\n    - \"{{ serve_streaming_queries() }}\"")

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Optional
 from dbt_spark_streaming.config.materializations import STREAM_MATERIALIZATIONS
 from dbt_spark_streaming.config.model import read_model_config
 from dbt_spark_streaming.errors import ConfigError, cannot_run
+from dbt_spark_streaming.lint import sqlfluff_settings
 
 if TYPE_CHECKING:
     from sqlfluff.core import Linter
@@ -111,12 +112,18 @@ def _operation(segment, model: StreamingModel) -> str | None:
 
 
 def sql_linter(project_dir: Path) -> "Linter":
-    """sqlfluff with the project's own .sqlfluff."""
+    """sqlfluff with the project's own .sqlfluff, or the adapter's starting settings where the
+    project's name no dialect (said on the terminal)."""
     try:
-        from sqlfluff.core import FluffConfig, Linter
+        from sqlfluff.core import Linter
     except ImportError:
         raise SystemExit("streaming lint: sqlfluff is not installed: pip install 'dbt-spark-streaming[lint]'") from None
-    return Linter(config=FluffConfig.from_path(str(project_dir)))
+    config, starting = sqlfluff_settings.project_config(project_dir)
+    if starting:
+        print(f"streaming lint: the project's sqlfluff settings name no dialect; its models are read with "
+              f"the adapter's starting settings (sparksql, jinja with dbt's builtins). "
+              f"`dbt-spark-streaming init` writes them to {project_dir / sqlfluff_settings.PROJECT_SETTINGS}.")
+    return Linter(config=config)
 
 
 def lint(project_dir: Path, profiles_dir: Optional[Path] = None) -> int:

@@ -185,10 +185,10 @@ def test_a_new_project_streams_with_the_installed_wheel_alone(installed, tmp_pat
 def test_the_ci_recipe_lints_then_builds_what_changed_in_its_own_schema(installed, tmp_path_factory, spark):
     bin_folder, env = installed
     project = new_project(tmp_path_factory.mktemp("outside") / PROJECT)
-    shutil.copy(RECIPE / "sqlfluff.cfg", project / ".sqlfluff")
     landed = events(range(12), devices=3)
     land(project, "part-1.json", landed)
-    run([str(bin_folder / "dbt-spark-streaming"), "init"], cwd=project, env=env)
+    said = run([str(bin_folder / "dbt-spark-streaming"), "init"], cwd=project, env=env)
+    assert ".sqlfluff written" in said and "dialect = sparksql" in (project / ".sqlfluff").read_text()
     run([str(bin_folder / "dbt"), "run", "--target", "prod", "--profiles-dir", str(project)], cwd=project, env=env)
     state = project / "prod-state"
     state.mkdir()

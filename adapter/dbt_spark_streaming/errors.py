@@ -8,9 +8,9 @@ _ADVICE = [
     (
         re.compile(r"Sorting is not supported on streaming", re.I),
         "ORDER BY",
-        "A stream has no end to sort up to. Sort when you read the table instead, or aggregate "
-        "first (ORDER BY is allowed on an aggregate with output_mode='complete'), or group the "
-        "events into time windows with window(<timestamp>, '<duration>') and a watermark.",
+        "A stream has no end to sort up to. Sort when you read the table instead; only an "
+        "aggregate with output_mode='complete', whose whole result is rewritten each batch, can "
+        "be sorted in the model.",
     ),
     (
         re.compile(r"(Append output mode not supported when there are streaming aggregations"

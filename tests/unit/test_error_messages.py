@@ -51,6 +51,14 @@ def test_an_operation_a_stream_cannot_run_gets_its_advice_and_sparks_words(spark
     assert fix in message
 
 
+def test_the_order_by_advice_fits_a_model_that_already_aggregates_watermarked_windows():
+    """Windows and a watermark do not let a stream sort (only complete mode does), so the advice
+    never sends a model that has both to add them."""
+    advice = ADVICE["ORDER BY"]
+    assert "window(" not in advice and "watermark" not in advice
+    assert "Sort when you read the table instead" in advice and "output_mode='complete'" in advice
+
+
 @pytest.mark.parametrize("code", [
     "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE", "STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE",
     "STATE_SCHEMA_FILE_NOT_FOUND", "STREAMING_STATEFUL_OPERATOR_NOT_MATCH_IN_STATE_METADATA",

@@ -33,10 +33,8 @@ def lint_findings(project: Path) -> list[str]:
 def test_without_a_dialect_the_models_are_linted_with_the_starting_settings_and_that_is_said(project, capsys):
     assert lint_findings(project) == [
         f"models/sorted.sql:5:1: {line}" for line in [
-            "Model sorted uses ORDER BY, which a streaming query cannot run. A stream has no end to sort "
-            "up to. Sort when you read the table instead, or aggregate first (ORDER BY is allowed on an "
-            "aggregate with output_mode='complete'), or group the events into time windows with "
-            "window(<timestamp>, '<duration>') and a watermark."]
+            "Model sorted uses ORDER BY, which a streaming query cannot run. A stream has no end to sort up to. Sort when you read the ta"
+            "ble instead; only an aggregate with output_mode='complete', whose whole result is rewritten each batch, can be sorted in the model."]
     ]
     said = capsys.readouterr().out
     assert "settings name no dialect" in said and "`dbt-spark-streaming init` writes them" in said

@@ -43,6 +43,7 @@ _FACE = {
     "start_in_background": "session",
     "Lakehouse": "lakehouse",
     "use_lakehouse_root": ("lakehouse", "use_root"),
+    "lakehouse_folders": ("lakehouse", "folders_of"),
     # a model's config, read once
     "MATERIALIZATIONS": "config.materializations",
     "STREAMING_MATERIALIZATIONS": "config.materializations",

@@ -60,6 +60,17 @@ def use_root(folder: Optional[str], project: Path, environ: MutableMapping[str, 
         environ[ROOT_VARIABLE] = _absolute(str(project / DEFAULT_FOLDER))
 
 
+def folders_of(folder: Optional[str], project: Path, environ: Mapping[str, str] = os.environ) -> list[tuple[str, str]]:
+    """Where a profile's lakehouse keeps each part, as `use_root` would set it (the environment
+    is left as it is): what `dbt debug` shows."""
+    resolved = dict(environ)
+    use_root(folder, project, resolved)
+    lakehouse = Lakehouse.from_env(resolved)
+    return [("lakehouse", lakehouse.root), ("warehouse", lakehouse.warehouse),
+            ("checkpoints", lakehouse.checkpoints), ("landing", lakehouse.landing),
+            ("metastore", lakehouse.metastore)]
+
+
 def _is_uri(path: str) -> bool:
     return "://" in path or path.startswith("file:")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -60,6 +61,18 @@ class SparkStreamingCredentials(SparkCredentials):
     def _connection_keys(self) -> tuple[str, ...]:
         return ("master", "schema")
 
+    def connection_info(self, *, with_aliases: bool = False) -> Iterator[Tuple[str, Any]]:
+        """The keys above, then where the lakehouse keeps tables, checkpoints and landing files,
+        and which metastore (its password hidden): `dbt debug` prints them under Connection."""
+        yield from super().connection_info(with_aliases=with_aliases)
+        for part, folder in runtime.lakehouse_folders(self.lakehouse_dir, _project_folder()):
+            if part != "metastore":
+                yield part, folder
+            elif self.metastore_url:
+                yield part, re.sub(r"(password=)[^&;]*", r"\1***", self.metastore_url, flags=re.I)
+            else:
+                yield part, f"embedded Derby in {folder}"
+
 
 # dbt commands that run SQL, and so need the Spark session: it starts while dbt parses.
 # `parse`, `ls` and `compile` only render and start none.
@@ -71,8 +84,11 @@ _COMMANDS_THAT_RUN_SQL = frozenset({
 
 def use_lakehouse_of(credentials: SparkStreamingCredentials) -> None:
     """The lakehouse the profile names (lakehouse_dir), for the runtime and what it starts."""
-    project = Path(getattr(get_flags(), "PROJECT_DIR", None) or os.getcwd())
-    runtime.use_lakehouse_root(credentials.lakehouse_dir, project)
+    runtime.use_lakehouse_root(credentials.lakehouse_dir, _project_folder())
+
+
+def _project_folder() -> Path:
+    return Path(getattr(get_flags(), "PROJECT_DIR", None) or os.getcwd())
 
 
 def use_progress_table_of(credentials: SparkStreamingCredentials) -> None:

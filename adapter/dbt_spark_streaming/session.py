@@ -91,6 +91,12 @@ def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str]
         # docs/BENCHMARKS.md section 11).
         "spark.sql.json.filterPushdown.enabled": "false",
         "spark.sql.csv.filterPushdown.enabled": "false",
+        # With column pruning, Spark's csv parser splits out only the columns a query reads and
+        # checks their count, not the line's: a line with a field too many (or too few) becomes
+        # a normal row of a model that names some of the columns, its extra value dropped
+        # unseen. Off, every line is checked against the whole schema; values are still
+        # converted only for the columns read.
+        "spark.sql.csv.parser.columnPruning.enabled": "false",
     }
 
 

@@ -91,6 +91,10 @@ sources:
 MODELS = {
     "readings": "select id, kind, v, ts from {{ source('lines', 'readings') }}",
     "readings_csv": "select id, kind, v from {{ source('lines', 'readings_csv') }}",
+    # the same lines read by models that name some of the columns: one leaves the corrupt-record
+    # column out, one keeps it
+    "readings_csv_named": "select id, kind from {{ source('lines', 'readings_csv') }}",
+    "readings_csv_kept": "select id, kind, _corrupt_record from {{ source('lines', 'readings_csv') }}",
     "kept_readings": (
         "select id, kind, v, ts from {{ source('lines', 'counted') }}\n"
         "where kind is not null and v < 500"
@@ -184,13 +188,15 @@ def test_unreadable_json_lines_are_quarantined_not_written_as_nulls(dbt, project
 
 
 def test_an_unreadable_csv_value_is_quarantined_with_its_line(dbt, project, spark, lakehouse):
+    """A text value in a numeric column, a line with a field too few and one with a field too
+    many: none is a row of the table, whichever columns the model reads."""
     folder = landing_folder(lakehouse, "corrupt_lines_csv")
-    land_text(folder, "a.csv", "id,kind,v\n1,a,10\n2,b,xyz\n3,c,30\n4,d\n")
+    land_text(folder, "a.csv", "id,kind,v\n1,a,10\n2,b,xyz\n3,c,30\n4,d\n5,e,50,extra\n")
 
-    result = run(dbt, project, "--select", "readings_csv")
+    result = run(dbt, project, "--select", "readings_csv", "readings_csv_named", "readings_csv_kept")
 
     assert message(result, "readings_csv") == (
-        "STREAMED 4 rows in, 2 written, 2 unreadable lines quarantined to "
+        "STREAMED 5 rows in, 2 written, 3 unreadable lines quarantined to "
         f"{SCHEMA}.readings_csv__corrupt_lines, 1 batch (caught up)"
     )
     assert rows(spark, "readings_csv", "id, kind, v", "id") == [(1, "a", 10), (3, "c", 30)]
@@ -198,7 +204,17 @@ def test_an_unreadable_csv_value_is_quarantined_with_its_line(dbt, project, spar
                        "_source, _corrupt_record, _source_file", "_corrupt_record")
     assert [(source, raw, path.rsplit("/", 1)[-1]) for source, raw, path in quarantined] == [
         ("lines.readings_csv", "2,b,xyz", "a.csv"), ("lines.readings_csv", "4,d", "a.csv"),
+        ("lines.readings_csv", "5,e,50,extra", "a.csv"),
     ]
+    # A line whose fields do not match the schema's is unreadable whichever columns are read;
+    # "xyz" only to a model that reads v (Spark converts only the columns a query reads).
+    assert message(result, "readings_csv_named") == (
+        "STREAMED 5 rows in, 3 written, 2 unreadable lines quarantined to "
+        f"{SCHEMA}.readings_csv_named__corrupt_lines, 1 batch (caught up)"
+    )
+    assert rows(spark, "readings_csv_named", "id, kind", "id") == [(1, "a"), (2, "b"), (3, "c")]
+    kept = rows(spark, "readings_csv_kept", "id, _corrupt_record", "id")
+    assert [raw for _, raw in kept] == [None, None, None, "4,d", "5,e,50,extra"]
 
 
 def test_json_read_with_rescued_fields_quarantines_its_unreadable_lines_too(dbt, project, spark, lakehouse):

@@ -29,6 +29,16 @@ MODELS = {
         f"from stream({SOURCE})\n"
         "group by window(event_time, '5 minutes'), device"
     ),
+    # The same windows written as they change, open ones too: what the README gives for the
+    # last windows when the data ends.
+    "window_counts_update": (
+        "{{ config(output_mode='update', unique_key=['window_start', 'device'],"
+        " watermark={'column': 'event_time', 'delay': '10 minutes'}) }}\n"
+        "select window.start as window_start, window.end as window_end, device,"
+        " count(*) as readings, sum(value) as total\n"
+        f"from stream({SOURCE})\n"
+        "group by window(event_time, '5 minutes'), device"
+    ),
     "sliding_counts": (
         "{{ config(watermark={'column': 'event_time', 'delay': '10 minutes'}) }}\n"
         "select window.start as window_start, window.end as window_end, count(*) as readings\n"
@@ -115,10 +125,13 @@ def on_time(landed: list[list[tuple]]) -> list[tuple]:
     ]
 
 
-def closed_windows(landed, width: int, slide: int) -> dict:
-    """Batch recompute of the windows the final watermark has closed. Spark keeps an event in a
-    window while that window is still open at the event's arrival (end after the watermark)."""
+def closed_windows(landed, width: int, slide: int, open_too: bool = False) -> dict:
+    """Batch recompute of the windows the final watermark has closed (`open_too`: every window).
+    Spark keeps an event in a window while that window is still open at the event's arrival
+    (end after the watermark)."""
     final = at(max(row[2] for batch in landed for row in batch)) - DELAY
+    if open_too:
+        final = datetime.max
     windows: dict = {}
     for batch, mark in zip(landed, arrival_watermarks(landed)):
         for _, device, minutes, value in batch:
@@ -151,13 +164,30 @@ def test_update_mode_table_equals_complete_mode_after_each_landing(runs):
     assert [device for device, *_ in totals[-1][0]] == ["a", "b"]
 
 
-def test_tumbling_windows_equal_a_recompute_over_the_events_inside_the_watermark(runs, spark):
-    expected = []
-    for (start, end), members in sorted(closed_windows(LANDINGS, 5, 5).items()):
+def window_rows(windows: dict) -> list[tuple]:
+    found = []
+    for (start, end), members in sorted(windows.items()):
         for device in sorted({d for d, _ in members}):
             values = [v for d, v in members if d == device]
-            expected.append((start, end, device, len(values), sum(values)))
+            found.append((start, end, device, len(values), sum(values)))
+    return found
+
+
+def test_tumbling_windows_equal_a_recompute_over_the_events_inside_the_watermark(runs, spark):
+    expected = window_rows(closed_windows(LANDINGS, 5, 5))
     assert rows(spark, "window_counts", "window_start,device") == expected
+
+
+def test_in_update_mode_the_last_windows_are_in_the_table_while_append_mode_holds_them_back(runs, spark):
+    """When the data ends, the windows the watermark has not passed are in an update-mode
+    table, with every event that reached them; append mode writes only the closed ones."""
+    updated = rows(spark, "window_counts_update", "window_start,device")
+    assert updated == window_rows(closed_windows(LANDINGS, 5, 5, open_too=True))
+    appended = rows(spark, "window_counts", "window_start,device")
+    still_open = [row for row in updated if row not in appended]
+    assert set(appended) <= set(updated) and still_open
+    final_watermark = at(max(row[2] for batch in LANDINGS for row in batch)) - DELAY
+    assert all(end > final_watermark for _, end, *_ in still_open)
 
 
 def test_sliding_windows_equal_a_recompute(runs, spark):

@@ -111,10 +111,10 @@ def test_a_run_with_nothing_new_starts_no_query_and_new_input_still_streams(dbt,
     land(lakehouse, "1.json", [(1, "a", "2026-01-01T00:00:00"), (2, "b", "2026-01-01T00:01:00")])
     first = dbt("run", project_dir=project)
     assert first.success, failure_messages(first)
-    # gold's stream read silver's initial snapshot: its empty batch after it runs once more
-    # (test_the_empty_batch_after_an_initial_snapshot_still_runs)
+    # gold's stream read silver's initial snapshot: the empty batch planned after it waits for
+    # new input (test_the_empty_batch_after_an_initial_snapshot_waits_for_new_input)
     settled = dbt("run", project_dir=project)
-    assert [name for name, said in messages(settled).items() if not said.startswith("UP TO DATE")] == ["gold_kinds"]
+    assert [name for name, said in messages(settled).items() if not said.startswith("UP TO DATE")] == []
 
     for model in PIPELINE:  # made again only if a model's SQL is resolved
         spark.catalog.dropTempView(f"{model}__stream_src")
@@ -173,9 +173,11 @@ def test_a_watermark_that_closes_a_window_runs_a_batch_without_new_data(dbt, spa
     assert [tuple(row) for row in spark.table(f"{SCHEMA}.windows").select("device", "readings").collect()] == [("a", 1)]
 
 
-def test_the_empty_batch_after_an_initial_snapshot_still_runs(dbt, spark, lakehouse, tmp_path):
+def test_the_empty_batch_after_an_initial_snapshot_waits_for_new_input(dbt, spark, lakehouse, tmp_path):
     """A stateful stream's first run reads its input's initial snapshot; the empty batch planned
-    after it (sources/initial_snapshot.py) is not committed yet: the next run runs it."""
+    after it (sources/initial_snapshot.py) is not committed yet. It reads nothing, so a run with
+    nothing new leaves it planned and starts no query (a complete-mode table is not rewritten
+    unchanged); the run that has new rows runs it first, then streams them once."""
     spark.sql("create or replace table up_to_date_in.orders (id int, kind string) using delta")
     spark.sql("insert into up_to_date_in.orders values (1, 'a'), (2, 'b'), (3, 'a')")
     project = str(write_streaming_project(tmp_path / "project", "up_to_date_snapshot", SCHEMA, {
@@ -188,14 +190,21 @@ def test_the_empty_batch_after_an_initial_snapshot_still_runs(dbt, spark, lakeho
     planned, committed = batch_ids(spark, checkpoint, "offsets"), batch_ids(spark, checkpoint, "commits")
     assert planned[-1] == committed[-1] + 1  # the empty batch, planned and not run
 
+    table_version = spark.sql(f"describe history {SCHEMA}.order_kinds").first().version
+
     second = dbt("run", project_dir=project)
     assert second.success, failure_messages(second)
-    assert not messages(second)["order_kinds"].startswith("UP TO DATE")
-    assert batch_ids(spark, checkpoint, "commits")[-1] == planned[-1]
+    assert messages(second)["order_kinds"].startswith("UP TO DATE")
+    assert batch_ids(spark, checkpoint, "commits")[-1] == committed[-1]
+    assert spark.sql(f"describe history {SCHEMA}.order_kinds").first().version == table_version
 
+    spark.sql("insert into up_to_date_in.orders values (4, 'b')")
     third = dbt("run", project_dir=project)
-    assert messages(third)["order_kinds"].startswith("UP TO DATE")
-    assert {tuple(row) for row in spark.table(f"{SCHEMA}.order_kinds").collect()} == {("a", 2), ("b", 1)}
+    assert third.success, failure_messages(third)
+    assert rows_processed(third) == {"order_kinds": 1}
+    assert batch_ids(spark, checkpoint, "commits")[-1] > planned[-1]  # the empty batch, then the new rows
+    assert {tuple(row) for row in spark.table(f"{SCHEMA}.order_kinds").collect()} == {("a", 2), ("b", 2)}
+    assert messages(dbt("run", project_dir=project))["order_kinds"].startswith("UP TO DATE")
 
 
 def test_a_processing_time_trigger_still_serves_when_nothing_is_new(dbt, spark, lakehouse, tmp_path):

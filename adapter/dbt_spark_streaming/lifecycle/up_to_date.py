@@ -5,7 +5,10 @@ one in a process several seconds: the JVM loads the streaming and Delta code), a
 an empty trigger. So before it starts, the checkpoint's own logs (lifecycle/checkpoint_log.py)
 are held against where each input is now:
 
-- the last planned batch must be committed: one that is not runs again at the next start;
+- the last planned batch must be committed: one that is not runs again at the next start,
+  unless it is an empty batch (its offsets those of the committed batch before it, as planned
+  after an initial snapshot: sources/initial_snapshot.py) that moves no watermark: it waits, and
+  runs first at the next start that has something to do;
 - a stateful query whose last commit moved the watermark on runs one more batch without data,
   which emits the windows that closed and evicts the state that expired;
 - a Delta input is read through the version after the last one the table has (Delta's offset
@@ -56,8 +59,13 @@ def nothing_new(
     be told without starting it)."""
     started = time.perf_counter()
     last = last_batch(spark, checkpoint, OFFSETS)
-    if last is None or last_batch(spark, checkpoint, COMMITS) != last:
+    if last is None:
         return None
+    committed_last = last_batch(spark, checkpoint, COMMITS)
+    if committed_last != last:
+        if committed_last is None or committed_last != last - 1 or not _empty_batch(spark, checkpoint, last):
+            return None
+        last = committed_last
     planned, committed = entry(spark, checkpoint, OFFSETS, last), entry(spark, checkpoint, COMMITS, last)
     if _watermark_moved(planned, committed) and hadoop_fs.list_names(spark, f"{checkpoint.rstrip('/')}/state"):
         return None
@@ -71,6 +79,14 @@ def nothing_new(
             return None
     return UpToDate(last, tuple(found.path or found.format for found in inputs),
                     round(time.perf_counter() - started, 4))
+
+
+def _empty_batch(spark: SparkSession, checkpoint: str, batch_id: int) -> bool:
+    """Whether planned batch `batch_id` reads nothing: every source's offset is the one the batch
+    before it ended at. Whether it would move the watermark on is the committed batch's to say
+    (its nextBatchWatermarkMs), checked after as for any committed batch."""
+    planned, before = entry(spark, checkpoint, OFFSETS, batch_id), entry(spark, checkpoint, OFFSETS, batch_id - 1)
+    return len(planned) > 2 and planned[2:] == before[2:]
 
 
 def batch_due_without_data(spark: SparkSession, checkpoint: str) -> bool:

@@ -77,10 +77,28 @@ def test_a_delta_input_with_anything_left_starts_the_query(tmp_path, inputs, off
 
 
 def test_a_batch_planned_and_not_committed_starts_the_query(tmp_path, inputs):
+    inputs.append(StreamingInput("delta", delta_table(tmp_path / "table", latest=4)))
+    checkpoint_at(tmp_path / "cp", 5, [delta_offset(4)])
+    checkpoint = checkpoint_at(tmp_path / "cp", 6, [delta_offset(5)], committed=False)
+    assert up_to_date.nothing_new(None, checkpoint, None) is None
+
+
+def test_an_empty_batch_planned_after_a_committed_one_waits_for_new_input(tmp_path, inputs):
+    """The batch planned past an initial snapshot (its offsets the last committed batch's) reads
+    nothing: up to date since the committed batch, until an input has news or the committed
+    batch moved a stateful query's watermark on."""
     inputs.append(StreamingInput("delta", delta_table(tmp_path / "table", latest=3)))
     checkpoint_at(tmp_path / "cp", 5, [delta_offset(4)])
     checkpoint = checkpoint_at(tmp_path / "cp", 6, [delta_offset(4)], committed=False)
+    assert up_to_date.nothing_new(None, checkpoint, None).batch_id == 5
+
+    delta_table(tmp_path / "table", latest=4)  # a new version: the query starts
     assert up_to_date.nothing_new(None, checkpoint, None) is None
+    delta_table(tmp_path / "table2", latest=3)
+    inputs[0] = StreamingInput("delta", f"file:{tmp_path / 'table2'}")
+    checkpoint_at(tmp_path / "cp", 5, [delta_offset(4)], next_watermark=60_000)
+    (tmp_path / "cp" / "state" / "0").mkdir(parents=True)
+    assert up_to_date.nothing_new(None, checkpoint, None) is None  # windows to emit
 
 
 def test_a_moved_watermark_starts_a_stateful_query_only(tmp_path, inputs):

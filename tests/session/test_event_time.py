@@ -125,13 +125,16 @@ def on_time(landed: list[list[tuple]]) -> list[tuple]:
     ]
 
 
+def final_watermark(landed: list[list[tuple]]) -> datetime:
+    """The watermark after every landing: the latest event time minus the delay."""
+    return at(max(row[2] for batch in landed for row in batch)) - DELAY
+
+
 def closed_windows(landed, width: int, slide: int, open_too: bool = False) -> dict:
     """Batch recompute of the windows the final watermark has closed (`open_too`: every window).
     Spark keeps an event in a window while that window is still open at the event's arrival
     (end after the watermark)."""
-    final = at(max(row[2] for batch in landed for row in batch)) - DELAY
-    if open_too:
-        final = datetime.max
+    final = datetime.max if open_too else final_watermark(landed)
     windows: dict = {}
     for batch, mark in zip(landed, arrival_watermarks(landed)):
         for _, device, minutes, value in batch:
@@ -186,8 +189,7 @@ def test_in_update_mode_the_last_windows_are_in_the_table_while_append_mode_hold
     appended = rows(spark, "window_counts", "window_start,device")
     still_open = [row for row in updated if row not in appended]
     assert set(appended) <= set(updated) and still_open
-    final_watermark = at(max(row[2] for batch in LANDINGS for row in batch)) - DELAY
-    assert all(end > final_watermark for _, end, *_ in still_open)
+    assert all(end > final_watermark(LANDINGS) for _, end, *_ in still_open)
 
 
 def test_sliding_windows_equal_a_recompute(runs, spark):

@@ -63,7 +63,7 @@ def nothing_new(
         return None
     committed_last = last_batch(spark, checkpoint, COMMITS)
     if committed_last != last:
-        if committed_last is None or committed_last != last - 1 or not _empty_batch(spark, checkpoint, last):
+        if committed_last != last - 1 or not _empty_batch(spark, checkpoint, last):
             return None
         last = committed_last
     planned, committed = entry(spark, checkpoint, OFFSETS, last), entry(spark, checkpoint, COMMITS, last)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
@@ -119,6 +120,20 @@ def rename(spark: SparkSession, source: str, target: str) -> None:
     target_path, _ = _path_and_fs(spark, target)
     if not fs.rename(source_path, target_path):
         raise OSError(f"Could not move {source} to {target}.")
+
+
+def copy_tree(spark: SparkSession, source: str, target: str) -> None:
+    """Copy a folder and everything in it to `target`, which must not exist."""
+    source_local, target_local = _local(spark, source), _local(spark, target)
+    if source_local is not None and target_local is not None:
+        shutil.copytree(source_local, target_local)
+        return
+    source_path, source_fs = _path_and_fs(spark, source)
+    target_path, target_fs = _path_and_fs(spark, target)
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    if not jvm_class(spark, "org.apache.hadoop.fs.FileUtil").copy(
+            source_fs, source_path, target_fs, target_path, False, conf):
+        raise OSError(f"Could not copy {source} to {target}.")
 
 
 def files_under(spark: SparkSession, location: str) -> list[str]:

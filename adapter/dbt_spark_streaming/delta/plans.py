@@ -87,12 +87,28 @@ def streaming_inputs(frame: DataFrame) -> list[StreamingInput]:
     """The frame's streaming sources in the order Spark numbers them in a checkpoint (the lines of
     its offset log, the folders under `sources/`): the plan's leaves top down, a relation read
     twice counted once. A source Spark reads through its newer API (Kafka) has no path."""
+    return [_input_of(leaf) for leaf in _streaming_leaves(frame)]
+
+
+def subscribed_topics(frame: DataFrame) -> list[frozenset[str] | None]:
+    """Beside each of streaming_inputs: the topics a Kafka source subscribes to by name; None for
+    any other source, or one that subscribes by pattern or assignment."""
+    topics: list[frozenset[str] | None] = []
+    for leaf in _streaming_leaves(frame):
+        named = None
+        if leaf.nodeName() == "StreamingRelationV2" and str(leaf.sourceName()).lower() == "kafka":
+            named = leaf.extraOptions().get("subscribe")
+        topics.append(frozenset(t.strip() for t in str(named).split(",") if t.strip()) if named else None)
+    return topics
+
+
+def _streaming_leaves(frame: DataFrame) -> list:
     leaves: list = []
     for node in _nodes(analyzed(frame)):
         name = node.nodeName()
         if name.startswith("StreamingRelation") and not any(node.equals(seen) for seen in leaves):
             leaves.append(node)
-    return [_input_of(leaf) for leaf in leaves]
+    return leaves
 
 
 def _input_of(leaf) -> StreamingInput:

@@ -64,3 +64,16 @@ def files_seen(spark: SparkSession, checkpoint: str, source: int, through_batch:
             if line.strip():
                 seen.append(json.loads(line)["path"])
     return seen
+
+
+def newest_file_seen(spark: SparkSession, checkpoint: str, source: int) -> Optional[str]:
+    """The last file a file source (the checkpoint's `source`-th) logged taking; None when its
+    log under `sources/<source>` has none."""
+    log = f"{checkpoint.rstrip('/')}/sources/{source}"
+    batches = {int(name.split(".")[0]): name for name in hadoop_fs.list_names(spark, log)
+               if name.split(".")[0].isdigit() and name.count(".") <= 1}
+    for batch in sorted(batches, reverse=True):
+        lines = [line for line in hadoop_fs.read_text(spark, f"{log}/{batches[batch]}").split("\n")[1:] if line.strip()]
+        if lines:
+            return str(json.loads(lines[-1])["path"])
+    return None

@@ -32,6 +32,8 @@ LagOf = Callable[[str], Optional[tuple[float, Optional[float]]]]
 # A unit test's micro-batch scenario runs a query of its own (runtime/run/model_tests.py): a test, not
 # the pipeline's progress, so neither shown nor kept.
 UNIT_TEST_QUERY_PREFIX = "unit_test__"
+TRIAL_QUERY_PREFIX = "query_trial__"  # a changed query tried on a copy of its checkpoint (lifecycle/query_fit.py)
+_UNRECORDED = (UNIT_TEST_QUERY_PREFIX, TRIAL_QUERY_PREFIX)
 
 
 class ProgressRecorder(StreamingQueryListener):
@@ -71,7 +73,7 @@ class ProgressRecorder(StreamingQueryListener):
         """One progress report (StreamingQueryProgress as JSON, a dict of it or a BatchProgress);
         triggers without a batch are skipped."""
         batch = BatchProgress.from_progress(progress)
-        if not batch.ran_a_batch or (batch.query_name or "").startswith(UNIT_TEST_QUERY_PREFIX):
+        if not batch.ran_a_batch or (batch.query_name or "").startswith(_UNRECORDED):
             return
         lags = self._lags
         lag = lags(batch.query_name) if lags is not None else None

@@ -3,7 +3,8 @@
 1. a redeploy, if one is due (or left half done by a killed run): the new version built beside
    the table until it has caught up, then swapped in (lifecycle/redeploy.py);
 2. the table's recorded shape and query against the model's: a cdc_table's settings that cannot
-   change in place stop the run, a changed query meets its `on_query_change` policy;
+   change in place stop the run, a changed query meets its `on_query_change` policy, and one its
+   checkpoint cannot take (its inputs, its state) stops the run (lifecycle/query_fit.py);
 3. nothing new in its inputs since its last batch (and no batch due without data): no query
    started, the model said to be up to date (lifecycle/up_to_date.py);
 4. else the catch-up: the model's query started with its trigger's catch-up form, awaited; a reset
@@ -38,7 +39,7 @@ from dbt_spark_streaming.delta import tables as delta_tables
 from dbt_spark_streaming.errors import StreamingError
 from dbt_spark_streaming.delta import plans
 from dbt_spark_streaming.lifecycle import (
-    checkpoint_reset, checkpoints, query_changes, query_inputs, redeploy, up_to_date,
+    checkpoint_reset, checkpoints, query_changes, query_fit, query_inputs, redeploy, up_to_date,
 )
 from dbt_spark_streaming.progress.recorder import ProgressRecorder
 from dbt_spark_streaming.run import dataflow, input_watches
@@ -50,7 +51,7 @@ from dbt_spark_streaming.sources.corrupt_lines import CorruptLines
 from dbt_spark_streaming.writes import batch_errors, commit_faults
 from dbt_spark_streaming.writes.apply_changes import applied_said
 from dbt_spark_streaming.writes.corrupt_lines import CorruptLinesWrite, table_of
-from dbt_spark_streaming.writes.streaming import StreamingWrite, start_streaming_write
+from dbt_spark_streaming.writes.streaming import StreamingWrite, start_streaming_write, streaming_frame
 
 
 def run_streaming_model(
@@ -78,6 +79,10 @@ def run_streaming_model(
     changed = None
     if before.exists and checkpoints.has_progress(spark, write.checkpoint):
         changed = query_changes.check(write.model, write.config.on_query_change, write.config.query, before.properties)
+    if changed:
+        resolve_view()
+        query_fit.refuse_if_unfit(spark, write.model, write.checkpoint, streaming_frame(spark, write),
+                                  write.config.output_mode, changed)
     idle = (None if redeployed or not before.exists
             else known_up_to_date or _nothing_new(spark, write, corrupt_lines))
     if idle is None:

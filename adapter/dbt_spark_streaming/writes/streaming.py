@@ -70,10 +70,7 @@ def start_streaming_write(
     if table_exists is None:
         table_exists = spark.catalog.tableExists(write.target_table)
     _refuse_running_twice(spark, write)
-    frame = spark.table(write.source_view)
-    if write.config.dedupe is not None:
-        frame = write.config.dedupe.apply(frame)
-    frame = checked(frame, write.config.expectations)
+    frame = streaming_frame(spark, write)
     properties = {**write.config.tblproperties, **write.recorded_on_table}
     try:
         rows = model_columns(frame).schema
@@ -108,6 +105,15 @@ def start_streaming_write(
         return writer.foreachBatch(batch_errors.kept_for(write.checkpoint, each_batch)).start()
     except (PySparkException, Py4JJavaError) as error:
         raise explain(write.model, error) from None
+
+
+def streaming_frame(spark: SparkSession, write: StreamingWrite) -> DataFrame:
+    """What the model's query streams into its sink: its view, deduplicated and with its
+    expectations' checks as its settings say."""
+    frame = spark.table(write.source_view)
+    if write.config.dedupe is not None:
+        frame = write.config.dedupe.apply(frame)
+    return checked(frame, write.config.expectations)
 
 
 def failure(write: StreamingWrite, error: BaseException) -> StreamingError:

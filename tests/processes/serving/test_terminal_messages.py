@@ -124,7 +124,8 @@ def test_ctrl_c_run_lock_and_a_change_the_checkpoint_cannot_follow(spark, tmp_pa
     assert 0 < written_before < FILES * ROWS_PER_FILE, output
 
     # the next run: slow_events processes the rest and one more file, every id once; kind_counts
-    # changed in a way its checkpoint cannot follow: the explanation once, Java's trace in the log
+    # changed in a way its checkpoint cannot take: refused before its query starts, the explanation
+    # once, Java's trace (of the trial on a copy of its checkpoint) in the log
     (project / "models" / "kind_counts.sql").write_text(REGROUPED_COUNTS)
     land(lakehouse, FILES, 1)
     rerun = dbt_process(tmp_path, "rerun", ["run"], {**env, "FILES_PER_BATCH": "100"}, project)
@@ -134,7 +135,8 @@ def test_ctrl_c_run_lock_and_a_change_the_checkpoint_cannot_follow(spark, tmp_pa
     assert f"STREAMED {remaining} rows in, {remaining} written" in output, output
     assert ids_in(spark, slow_table) == Counter(range((FILES + 1) * ROWS_PER_FILE))
 
-    assert output.count("Model kind_counts changed in a way its checkpoint cannot follow") == 1, output
+    assert output.count("Model kind_counts: its query changed since the last run") == 1, output
+    assert "cannot take the change: Spark refused it: [STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE]" in output, output
     assert output.count("dbt run --full-refresh --select kind_counts") == 1, output
     assert "\tat org.apache" not in output, output
     spark_log = (Path(lakehouse.root) / "logs" / "spark.log").read_text()

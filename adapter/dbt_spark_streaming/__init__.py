@@ -43,12 +43,14 @@ _FACE = {
     "start_in_background": "session",
     "Lakehouse": "lakehouse",
     "use_lakehouse_root": ("lakehouse", "use_root"),
+    "use_lakehouse_target": ("lakehouse", "use_target"),
     "lakehouse_folders": ("lakehouse", "folders_of"),
     # a model's config, read once
     "MATERIALIZATIONS": "config.materializations",
     "STREAMING_MATERIALIZATIONS": "config.materializations",
     "ModelConfig": "config.model",
     "read_model_config": "config.model",
+    "config_error_of": "config.model",
     "source_stream_meta": "config.model",
     # sources, and the temp views models read them through
     "StreamSource": "sources.views",

@@ -22,6 +22,10 @@ PART_VARIABLES = {
     "checkpoints": "LAKEHOUSE_CHECKPOINT_DIR",
     "landing": "LAKEHOUSE_LANDING_DIR",
 }
+# The dbt target (its schema) the files under the checkpoint root are written for: set by the
+# adapter from the profile, so that dev, CI and production keep their own.
+TARGET_VARIABLE = "LAKEHOUSE_TARGET"
+SOURCE_SCHEMAS = "_source_schemas"
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,7 @@ class Lakehouse:
     metastore: str
     checkpoints: str
     landing: str
+    target: str = ""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Lakehouse":
@@ -39,7 +44,7 @@ class Lakehouse:
             part: _absolute(environ.get(variable) or f"{root}/{part}")
             for part, variable in PART_VARIABLES.items()
         }
-        return cls(root=root, **parts)
+        return cls(root=root, **parts, target=environ.get(TARGET_VARIABLE, ""))
 
     def landing_path(self, path: str) -> str:
         """A source path as written in YAML: absolute paths and URIs as they are, others under landing."""
@@ -48,6 +53,20 @@ class Lakehouse:
     def checkpoint_path(self, path: str) -> str:
         """A checkpoint location as configured: absolute paths and URIs as they are, others under the root."""
         return _resolve_under(self.checkpoints, path)
+
+    def source_schemas(self, source: str) -> str:
+        """Where a file source's inferred schema versions and last check are kept: the target's
+        own (a check run by dev moves nothing of production's); without a target, shared."""
+        return f"{self.checkpoints}/{SOURCE_SCHEMAS}/{f'{self.target}/' if self.target else ''}{source}"
+
+    def shared_source_schemas(self, source: str) -> str:
+        """Where every target kept them before each had its own."""
+        return f"{self.checkpoints}/{SOURCE_SCHEMAS}/{source}"
+
+
+def use_target(schema: str, environ: MutableMapping[str, str] = os.environ) -> None:
+    """The dbt target (its schema) this process writes files under the checkpoint root for."""
+    environ[TARGET_VARIABLE] = schema
 
 
 def use_root(folder: Optional[str], project: Path, environ: MutableMapping[str, str] = os.environ) -> None:

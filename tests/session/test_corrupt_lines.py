@@ -80,6 +80,13 @@ sources:
             path: corrupt_lines_union_csv
             schema: "id int, v int"
             options: {header: true}
+      - name: bronze_shape
+        meta:
+          stream:
+            format: csv
+            path: corrupt_lines_bronze_shape
+            schema: "id int, kind string, v int"
+            options: {header: true}
       - name: files_only
         meta:
           stream:
@@ -107,6 +114,9 @@ MODELS = {
         "union all\n"
         "select id, v from {{ source('lines', 'union_csv') }}"
     ),
+    # the demo's shape: bronze keeps every line, silver filters the unreadable ones out
+    "shape_bronze": "select * except (_metadata) from {{ source('lines', 'bronze_shape') }}",
+    "shape_silver": "select id, kind, v from stream({{ ref('shape_bronze') }}) where _corrupt_record is null",
     # reads no column of the source: no nulls to keep out, and every line is one of its rows
     "landed_files": "select _metadata.file_name as file_name from {{ source('lines', 'files_only') }}",
 }
@@ -215,6 +225,31 @@ def test_an_unreadable_csv_value_is_quarantined_with_its_line(dbt, project, spar
     assert rows(spark, "readings_csv_named", "id, kind", "id") == [(1, "a"), (2, "b"), (3, "c")]
     kept = rows(spark, "readings_csv_kept", "id, _corrupt_record", "id")
     assert [raw for _, raw in kept] == [None, None, None, "4,d", "5,e,50,extra"]
+
+
+def test_unreadable_lines_are_counted_by_the_model_that_keeps_them_and_the_one_that_filters_them(
+    dbt, project, spark, lakehouse
+):
+    """The README's shape: bronze selects every column, `_corrupt_record` too; silver filters
+    `where _corrupt_record is null`. Each run line says how many unreadable lines it read and
+    whether its table keeps them, and the progress table records them per batch."""
+    from dbt_spark_streaming.progress import table as progress_table
+
+    land_text(landing_folder(lakehouse, "corrupt_lines_bronze_shape"), "a.csv",
+              "id,kind,v\n1,a,10\n2,b,abc\n3,c,30\n4,d,40,extra\n")
+
+    result = run(dbt, project, "--select", "shape_bronze", "shape_silver")
+
+    assert message(result, "shape_bronze") == (
+        "STREAMED 4 rows in, 4 written, 2 unreadable lines kept (_corrupt_record set), 1 batch (caught up)")
+    assert message(result, "shape_silver") == (
+        "STREAMED 4 rows in, 2 written, 2 unreadable lines in its input (_corrupt_record set) not "
+        "carried into its table, 1 batch (caught up)")
+    assert rows(spark, "shape_silver", "id, kind, v", "id") == [(1, "a", 10), (3, "c", 30)]
+    recorded = spark.sql(
+        f"select model, unreadable_lines from {progress_table.table_name()} "
+        "where model in ('shape_bronze', 'shape_silver') and not up_to_date").collect()
+    assert sorted(tuple(row) for row in recorded) == [("shape_bronze", 2), ("shape_silver", 2)]
 
 
 def test_json_read_with_rescued_fields_quarantines_its_unreadable_lines_too(dbt, project, spark, lakehouse):

@@ -85,8 +85,13 @@ def test_docs_show_output_mode_trigger_and_checkpoint(dbt, project, spark, lakeh
     assert set(columns) == {"kind", "events"}
 
     # A property is set when the table is created or when its value changes: a Delta commit,
-    # so never once per run.
+    # so never once per run. A run that writes nothing keeps the trigger the table says it was
+    # written with: a commit would wake the models that stream from it.
     assert property_commits(spark) == {"appended_events": 0, "kind_totals": 0, "copied_events": 0}
+    idle = dbt("run", "--vars", "{stream_trigger: once}", project_dir=project)
+    assert idle.success, failure_messages(idle)
+    assert property_commits(spark) == {"appended_events": 0, "kind_totals": 0, "copied_events": 0}
+    spark.createDataFrame([(5, "c")], "id int, kind string").write.mode("append").json(landing)
     for _ in range(2):
         rerun = dbt("run", "--vars", "{stream_trigger: once}", project_dir=project)
         assert rerun.success, failure_messages(rerun)
@@ -115,7 +120,7 @@ def test_a_changed_output_mode_is_recorded(dbt, project, spark, lakehouse):
 
     assert table_properties(spark, "documented.kind_totals")["streaming.output_mode"] == "update"
     assert property_commits(spark)["kind_totals"] == 2
-    assert sorted(spark.table("documented.kind_totals").collect()) == [("a", 2), ("b", 2)]
+    assert sorted(spark.table("documented.kind_totals").collect()) == [("a", 2), ("b", 2), ("c", 1)]
 
 
 def property_commits(spark) -> dict[str, int]:

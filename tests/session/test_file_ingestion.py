@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from dbt_results import failure_messages, node_results, rows_processed
+from dbt_spark_streaming.lakehouse import Lakehouse
 from python_runners.testing.landing import land_json_lines, land_text, landing_folder
 from streaming_projects import write_streaming_project
 
@@ -124,10 +125,21 @@ def test_a_new_column_is_added_to_an_inferred_schema_and_nothing_is_lost(dbt, pr
     assert table_rows(spark, "evolving_files", "id, kind, battery") == [
         (1, "x", None), (2, "y", None), (3, "z", 87),
     ]
-    schemas = Path(lakehouse.checkpoints) / "_source_schemas" / "files.evolving"
+    schemas = Path(Lakehouse.from_env().source_schemas("files.evolving"))  # the default target's
+    assert schemas.parent.name == "default"
     versions = {name: json.loads((schemas / name).read_text()) for name in ("0.json", "1.json")}
     assert versions["0.json"]["columns_added"] == []
     assert versions["1.json"]["columns_added"] == ["battery"]
+
+    # Each target keeps its own: CI's run reads the landing with schemas of its own and moves
+    # nothing of the default target's, its last check included.
+    kept = {path.name: path.read_text() for path in schemas.glob("*.json")}
+    land_json_lines(folder, "c.json", [{"id": 4, "kind": "w", "battery": 12, "signal": -70}])
+    ci = dbt("run", "--target", "ci", "--select", "evolving_files", project_dir=project)
+    assert ci.success, failure_messages(ci)
+    ci_schemas = Path(Lakehouse.from_env().source_schemas("files.evolving"))
+    assert ci_schemas.parent.name == "ci" and (ci_schemas / "0.json").exists()
+    assert {path.name: path.read_text() for path in schemas.glob("*.json")} == kept
 
 
 def test_a_new_column_in_a_declared_schema_stops_the_run_naming_it(dbt, project, spark, lakehouse):

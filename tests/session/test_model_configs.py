@@ -291,13 +291,28 @@ def test_shared_checkpoint_fails_before_any_stream_starts(dbt, errors_project, s
     result = run(dbt, errors_project, "--select", "shares_a", "shares_b")
 
     assert not result.success
-    results = node_results(result)
-    for name, other in (("shares_a", "shares_b"), ("shares_b", "shares_a")):
-        assert results[name].status == "error"
-        assert name in results[name].message and other in results[name].message
-        assert "checkpoint" in results[name].message
+    message = failure_messages(result)
+    assert "Models shares_a and shares_b resolve to the same checkpoint_location" in message, message
+    assert "Models shares_b and shares_a resolve to the same checkpoint_location" in message, message
+    assert "Nothing was run: every model selected stops on its config" in message, message
+    for name in ("shares_a", "shares_b"):
         assert not table_exists(spark, name)
     assert not os.path.exists(lakehouse.checkpoint_path("shared/one"))
+
+
+def test_a_run_whose_every_model_stops_on_its_config_stops_before_spark_and_others_still_run(
+    dbt, errors_project, spark
+):
+    alone = run(dbt, errors_project, "--select", "misspelt_mode")
+    assert not alone.success and alone.result is None  # stopped before any model ran
+    message = failure_messages(alone)
+    assert "Compilation Error in model misspelt_mode (models/misspelt_mode.sql)" in message, message
+    assert "did you mean 'output_mode'?" in message and "stopped before waiting for Spark" in message
+
+    # With a model that can run, the run goes on: the broken one fails on its own.
+    beside = run(dbt, errors_project, "--select", "misspelt_mode", "ok_events")
+    results = node_results(beside)
+    assert results["misspelt_mode"].status == "error" and results["ok_events"].status == "success"
 
 
 def test_table_model_reads_a_stream_source_as_a_batch(dbt, errors_project, spark):

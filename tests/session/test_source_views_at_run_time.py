@@ -10,6 +10,7 @@ import os
 
 import pytest
 
+from dbt_spark_streaming.lakehouse import Lakehouse
 from dbt_results import failure_messages, node_results
 from python_runners.testing.landing import land_json_lines, landing_folder
 from streaming_projects import write_streaming_project
@@ -51,7 +52,7 @@ def test_compile_registers_no_view_and_a_run_registers_it(dbt, project, spark, l
     assert compiled.success, failure_messages(compiled)
     assert not spark.catalog.tableExists("batch_source__drops__readings")
     assert not spark.catalog.tableExists("stream_source__drops__readings")
-    assert not os.path.exists(lakehouse.checkpoint_path("_source_schemas/drops.readings"))
+    assert not os.path.exists(Lakehouse.from_env().source_schemas("drops.readings"))
 
     # A missing folder is still the source's message, at run time, for each model that reads it.
     result = dbt("run", project_dir=project)

@@ -115,6 +115,10 @@ def test_a_run_with_nothing_new_starts_no_query_and_new_input_still_streams(dbt,
     # new input (test_the_empty_batch_after_an_initial_snapshot_waits_for_new_input)
     settled = dbt("run", project_dir=project)
     assert [name for name, said in messages(settled).items() if not said.startswith("UP TO DATE")] == []
+    # Another trigger, nothing new: no model runs (none commits its trigger, which would wake
+    # the models downstream of it).
+    switched = dbt("run", "--vars", "{stream_trigger: once}", project_dir=project)
+    assert [name for name, said in messages(switched).items() if not said.startswith("UP TO DATE")] == []
 
     for model in PIPELINE:  # made again only if a model's SQL is resolved
         spark.catalog.dropTempView(f"{model}__stream_src")

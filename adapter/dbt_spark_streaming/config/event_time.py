@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from pyspark.sql import DataFrame
 from dbt_spark_streaming.errors import ConfigError
@@ -93,34 +93,43 @@ class Dedupe:
         return frame.dropDuplicates(list(self.keys))
 
 
-def with_watermarks(spark, model: str, sql: str, watermarks: Sequence[Watermark]) -> str:
+def with_watermarks(
+    spark, model: str, sql: str, watermarks: Sequence[Watermark],
+    observe: Optional[Callable[[DataFrame, str, bool], DataFrame]] = None,
+) -> str:
     """The model's SQL reading each streaming input through a watermarked temp view.
 
     Each watermark goes on every streaming input that has its column, so the two sides of a
     stream-stream join can each carry their own. A watermark whose column no input has is a
-    mistake in the config and stops the model.
+    mistake in the config and stops the model. `observe`: what each input (its frame, its name,
+    whether it is a source's view) goes through first, the same frame when nothing
+    (writes/unreadable_counts.py counts its unreadable lines); an input neither changes is read
+    as it was.
 
     Done with the DataFrame API: Spark 4.1's SQL `WATERMARK ... DELAY OF` clause does not
     resolve in a session with Delta's extensions (UNRESOLVED_COLUMN on every column).
     """
-    if not watermarks:
+    if not watermarks and observe is None:
         return sql
-    registered: dict[str, str] = {}
+    registered: dict[str, Optional[str]] = {}
     used: set[Watermark] = set()
 
-    def view_over(frame_of, name: str) -> str:
+    def view_over(frame_of, name: str, source_view: bool = False) -> Optional[str]:
         if name not in registered:
-            frame = frame_of(name)
+            read = frame_of(name)
+            frame = observe(read, name, source_view) if observe is not None else read
             for watermark in watermarks:
                 if watermark.column in frame.columns:
                     frame = watermark.apply(frame)
                     used.add(watermark)
-            view = f"{model}__watermarked_{len(registered)}"
-            frame.createOrReplaceTempView(view)
+            view = None
+            if frame is not read:
+                view = f"{model}__watermarked_{len(registered)}"
+                frame.createOrReplaceTempView(view)
             registered[name] = view
         return registered[name]
 
-    def stream_of(read: StreamRead) -> str:
+    def stream_of(read: StreamRead) -> Optional[str]:
         reader = spark.readStream.options(**read.options)
         key = read.relation + (f" with {sorted(read.options.items())}" if read.options else "")
         return view_over(lambda _: reader.table(read.relation), key)
@@ -128,7 +137,7 @@ def with_watermarks(spark, model: str, sql: str, watermarks: Sequence[Watermark]
     # The model's streaming inputs: its stream(<table>) reads, then its source views.
     sql = replace_reads(sql, lambda read: stream_of(read) if read.kind == TABLE else None)
     sql = replace_reads(
-        sql, lambda read: view_over(spark.table, read.relation) if read.kind == SOURCE_VIEW else None
+        sql, lambda read: view_over(spark.table, read.relation, True) if read.kind == SOURCE_VIEW else None
     )
     unused = [watermark.column for watermark in watermarks if watermark not in used]
     if unused:

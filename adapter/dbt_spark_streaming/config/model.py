@@ -23,6 +23,7 @@ from dbt_spark_streaming.config.streaming_table import (  # noqa: F401
     DEFAULT_ROLLBACK_WINDOW, CdcTableConfig, StreamingTableConfig, read_streaming_table,
 )
 from dbt_spark_streaming.config.unknown_keys import refuse_unknown_keys
+from dbt_spark_streaming.errors import ConfigError
 
 _READERS = {"streaming_table": read_streaming_table, "cdc_table": read_streaming_table, "copy_into": read_copy_into}
 
@@ -42,6 +43,21 @@ def read_model_config(
     refuse_unknown_keys(name, materialized, config)
     refuse_streams_without_source_override(node, graph)
     return _READERS[materialized](node, graph, run_vars or {})
+
+
+def config_error_of(
+    node: Mapping[str, Any], graph: Mapping[str, Any], run_vars: Optional[Mapping[str, Any]] = None
+) -> Optional[str]:
+    """What read_model_config refuses in a streaming model's config, said; None when nothing,
+    or when the node is not a streaming model. Asked before a run starts Spark: a run whose every
+    model would stop on one stops before waiting for a session (dbt's adapter, relation.py)."""
+    if (node.get("config") or {}).get("materialized") not in STREAMING_MATERIALIZATIONS:
+        return None
+    try:
+        read_model_config(node, graph, run_vars)
+    except ConfigError as error:
+        return str(error)
+    return None
 
 
 def refuse_streams_without_source_override(node: Mapping[str, Any], graph: Mapping[str, Any]) -> None:

@@ -29,6 +29,9 @@ META_KEYS = {
               "max_offsets_per_trigger", "options"),
 }
 CORRUPT_RECORD_COLUMN = "_corrupt_record"
+# A batch's count of the rows with a corrupt-record column set that entered a model's query, in
+# its progress's observedMetrics under names with this prefix (writes/unreadable_counts.py).
+UNREADABLE_OBSERVATION_PREFIX = "unreadable_lines_"
 # How a file source's schema follows new columns (sources/schemas.py keeps its versions).
 POLICIES = ("add_new_columns", "rescue", "fail_on_new_columns", "none")
 

@@ -25,6 +25,11 @@ DELETION_VECTORS = "delta.enableDeletionVectors"
 OUTPUT_MODES = ("append", "complete", "update")
 
 
+# How the table was last written, not what it holds: a run that writes nothing leaves it as it
+# is, so that switching triggers commits nothing that would wake the models downstream.
+TRIGGER_PROPERTY = "streaming.trigger"
+
+
 @dataclass(frozen=True)
 class StreamingTableConfig(ModelConfig):
     output_mode: str = "append"
@@ -56,7 +61,7 @@ class StreamingTableConfig(ModelConfig):
     def documented(self) -> dict[str, str]:
         shown = {
             "streaming.output_mode": self.output_mode,
-            "streaming.trigger": describe_trigger(self.trigger, self.model_trigger),
+            TRIGGER_PROPERTY: describe_trigger(self.trigger, self.model_trigger),
             "streaming.checkpoint": self.checkpoint,
         }
         if self.changes is not None:

@@ -14,6 +14,8 @@ field has one rule:
 - times: UTC, time-zone aware
 - expectations: the counts under observedMetrics' "expectations" (writes/expectation_checks.py);
   a query without expectations has none
+- unreadable lines: the counts under observedMetrics' "unreadable_lines_<n>", by corrupt-record
+  column (writes/unreadable_counts.py); a query that observes none has an empty mapping
 - a batch ran (`ran_a_batch`): it has a batch id and an `addBatch` phase; Spark also reports
   triggers that found no new data (every 10 s while idle), which are not batches.
 """
@@ -27,6 +29,7 @@ from datetime import datetime, timezone
 from typing import Any, Mapping, Optional, Union
 
 from dbt_spark_streaming.config.expectations import OBSERVATION, ExpectationCounts
+from dbt_spark_streaming.config.sources import UNREADABLE_OBSERVATION_PREFIX
 
 # Spark's watermark before any event has been seen
 NO_WATERMARK = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -67,6 +70,7 @@ class BatchProgress:
     rows_written: Optional[int] = None  # the sink's count; None when it does not say
     sources: tuple[SourceProgress, ...] = ()
     expectations: ExpectationCounts = ExpectationCounts()
+    unreadable_lines: Mapping[str, int] = field(default_factory=dict)  # corrupt-record column -> rows
     raw: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
 
     @classmethod
@@ -100,6 +104,7 @@ class BatchProgress:
                 if isinstance(source, Mapping)
             ),
             expectations=ExpectationCounts.from_metrics((raw.get("observedMetrics") or {}).get(OBSERVATION)),
+            unreadable_lines=_unreadable_lines(raw.get("observedMetrics") or {}),
             raw=raw,
         )
 
@@ -196,3 +201,12 @@ def _timestamp(text: Any) -> Optional[datetime]:
 def _watermark(text: Any) -> Optional[datetime]:
     moment = _timestamp(text)
     return None if moment is None or moment == NO_WATERMARK else moment
+
+
+def _unreadable_lines(observed: Mapping[str, Any]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for name, metrics in observed.items():
+        if str(name).startswith(UNREADABLE_OBSERVATION_PREFIX) and isinstance(metrics, Mapping):
+            for column, rows in metrics.items():
+                counts[column] = counts.get(column, 0) + _count(rows)
+    return counts

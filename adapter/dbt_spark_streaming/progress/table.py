@@ -52,6 +52,9 @@ COLUMNS = (
     # an on_new_data model served by the dataflow scheduler (null for others): seconds from the
     # oldest input change the batch took to its end, and the model's target_lag
     ("lag_seconds", "double"), ("target_lag_seconds", "double"),
+    # rows with a corrupt-record column set that entered the batch's query (null: it observes
+    # none; writes/unreadable_counts.py)
+    ("unreadable_lines", "bigint"),
 )
 SCHEMA = ", ".join(f"{column} {kind}" for column, kind in COLUMNS)
 
@@ -110,6 +113,7 @@ def progress_row(progress: Any, lag: Optional[tuple[float, Optional[float]]] = N
         False,
         round(lag[0], 3) if lag else None,
         lag[1] if lag else None,
+        sum(batch.unreadable_lines.values()) if batch.unreadable_lines else None,
     )
 
 
@@ -119,7 +123,7 @@ def up_to_date_row(query_name: str, batch_id: int, check_ms: int, inputs: Iterab
     said = {"name": query_name, "batchId": batch_id, "upToDate": True, "inputs": list(inputs),
             "durationMs": {"upToDateCheck": check_ms}}
     return (query_name, model_of(query_name), None, None, batch_id, now, 0, None, None, check_ms, None, 0, None,
-            json.dumps(said, sort_keys=True), now, None, None, None, None, None, True, None, None)
+            json.dumps(said, sort_keys=True), now, None, None, None, None, None, True, None, None, None)
 
 
 def _expectation_columns(batch: BatchProgress) -> tuple:

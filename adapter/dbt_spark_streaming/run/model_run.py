@@ -11,7 +11,9 @@
    checkpoint still waiting for its Delta input is said, not failed;
    past an initial snapshot, so the next start does not rebuild it (sources/initial_snapshot.py);
    the unreadable lines of its sources, into their quarantine (writes/corrupt_lines.py);
-5. what the table now records: the docs' properties and the query (delta/catalog.py);
+5. what the table now records: the docs' properties and the query (delta/catalog.py); a run
+   that wrote nothing keeps the trigger it says it was written with, so a trigger switch commits
+   nothing that would wake the models downstream;
 6. with a processing-time trigger, the served query (and its companions), kept on the run so
    that serving can start them again; with on_new_data, the model (and its companions) kept for
    the serving loop's scheduler, which runs them again when an input commits (run/dataflow.py).
@@ -32,6 +34,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
+from dbt_spark_streaming.config.streaming_table import TRIGGER_PROPERTY
 from dbt_spark_streaming.config.triggers import AVAILABLE_NOW, Trigger
 from dbt_spark_streaming.delta import catalog as streaming_catalog
 from dbt_spark_streaming.delta import constraints as delta_constraints
@@ -102,8 +105,11 @@ def run_streaming_model(
             return replace(summary, seconds=round(time.monotonic() - started, 3))
     # A new table has them from its creation; an older one gets them (or changes) here, between
     # the two queries, while nothing writes the table.
+    recorded = write.recorded_on_table
+    if idle is not None and TRIGGER_PROPERTY in properties:
+        recorded = {**recorded, TRIGGER_PROPERTY: properties[TRIGGER_PROPERTY]}
     streaming_catalog.record(
-        spark, write.target_table, write.recorded_on_table, current=properties,
+        spark, write.target_table, recorded, current=properties,
         user_metadata=query_changes.history_note(changed) if changed else None,
     )
     summary = replace(summary, seconds=round(time.monotonic() - started, 3), query_changed=changed or "",
@@ -148,8 +154,8 @@ def _catch_up(
                if after.version > before.version else [])
     applied = ("" if write.config.changes is None
                else applied_said(write.config.changes, delta_tables.merged_rows(commits), catch_up))
-    summary = replace(summarise(write.model, catch_up, delta_tables.rows_written(commits), time.monotonic() - started),
-                      applied=applied)
+    summary = replace(summarise(write.model, catch_up, delta_tables.rows_written(commits), time.monotonic() - started,
+                                spark.table(write.source_view).columns), applied=applied)
     if corrupt_lines:
         quarantined = _catch_up_corrupt_lines(spark, run, write, corrupt_lines, progress)
         summary = replace(summary, corrupt_lines=quarantined, corrupt_lines_table=table_of(write.target_table))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Sequence
 
 from pyspark.sql.streaming import StreamingQuery
 
@@ -11,7 +11,7 @@ from dbt_spark_streaming.config.expectations import ExpectationCounts, expectati
 from dbt_spark_streaming.lifecycle import query_changes
 from dbt_spark_streaming.lifecycle.up_to_date import UpToDate
 from dbt_spark_streaming.progress.batch import batches_of
-from dbt_spark_streaming.writes import corrupt_lines as corrupt_lines_writes
+from dbt_spark_streaming.writes import corrupt_lines as corrupt_lines_writes, unreadable_counts
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,7 @@ class StreamSummary:
     applied: str = ""  # a cdc_table's: what its MERGEs did (apply_changes.applied_said)
     corrupt_lines: int = 0  # unreadable source lines kept out of the model's rows, quarantined
     corrupt_lines_table: str = ""  # where (writes/corrupt_lines.py)
+    unreadable: str = ""  # the unreadable lines that entered its query, said (writes/unreadable_counts.py)
     up_to_date: Optional[UpToDate] = None  # nothing new since its last batch: no query started
 
     @property
@@ -53,13 +54,20 @@ class StreamSummary:
         late = late if self.late_rows else ""
         return (f"STREAMED {self.input_rows} rows in, {self.output_rows} written{self.applied}{late}"
                 f"{expectations_said(self.expectations)}"
-                f"{corrupt_lines_writes.said(self.corrupt_lines, self.corrupt_lines_table)}"
+                f"{corrupt_lines_writes.said(self.corrupt_lines, self.corrupt_lines_table)}{self.unreadable}"
                 f", {batches} ({state}){changed}{self.redeployed}")
 
 
-def summarise(model: str, query: StreamingQuery, written: int, seconds: float) -> StreamSummary:
-    """What this run did; rows written come from the Delta commits (the sink reports -1)."""
+def summarise(
+    model: str, query: StreamingQuery, written: int, seconds: float, table_columns: Sequence[str] = (),
+) -> StreamSummary:
+    """What this run did; rows written come from the Delta commits (the sink reports -1);
+    `table_columns`: the model's, to say whether the unreadable lines it read are kept."""
     batches = batches_of(query)
+    unreadable: dict[str, int] = {}
+    for batch in batches:
+        for column, rows in batch.unreadable_lines.items():
+            unreadable[column] = unreadable.get(column, 0) + rows
     return StreamSummary(
         model=model,
         batches=len(batches),
@@ -69,6 +77,7 @@ def summarise(model: str, query: StreamingQuery, written: int, seconds: float) -
         running=query.isActive,
         late_rows=sum(batch.late_rows for batch in batches),
         expectations=sum_counts(batch.expectations for batch in batches),
+        unreadable=unreadable_counts.said(unreadable, table_columns),
     )
 
 

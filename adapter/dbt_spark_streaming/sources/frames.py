@@ -86,7 +86,8 @@ def file_source_schema(
     declared = None
     if source.schema:
         declared = _with_corrupt_record_column(StructType.fromDDL(source.schema), corrupt)
-    store = source_schemas.SchemaStore(spark, f"{lakehouse.checkpoints}/_source_schemas/{source.name}")
+    store = source_schemas.SchemaStore.of_target(
+        spark, lakehouse.source_schemas(source.name), lakehouse.shared_source_schemas(source.name))
     # Inference reads the files as the stream will, minus options that only make sense for streams.
     read_options = {
         key: value for key, value in source.options.items()

@@ -1,7 +1,9 @@
 """The schema of a file source: declared in YAML, or inferred once and stored beside the checkpoints.
 
-An inferred schema is kept as numbered versions under `<checkpoint root>/_source_schemas/<source>/`
-(`0.json`, `1.json`, ...), so every run reads the files the same way instead of guessing again.
+An inferred schema is kept as numbered versions under
+`<checkpoint root>/_source_schemas/<target schema>/<source>/` (`0.json`, `1.json`, ...), so every
+run of a target reads the files the same way instead of guessing again. Each dbt target keeps its
+own, with the time of its last check: a check run by dev moves nothing of production's.
 What happens when newly landed files bring a column the schema does not have is the source's
 `schema_evolution` policy:
 
@@ -49,6 +51,14 @@ class SchemaStore:
     def __init__(self, spark: SparkSession, folder: str):
         self.spark = spark
         self.folder = folder
+
+    @classmethod
+    def of_target(cls, spark: SparkSession, folder: str, shared: str) -> "SchemaStore":
+        """A target's store; begun, the first time, as a copy of the store every target shared
+        before each had its own, so that no target infers again what it already read with."""
+        if folder != shared and not hadoop_fs.exists(spark, folder) and hadoop_fs.exists(spark, f"{shared}/0.json"):
+            hadoop_fs.copy_tree(spark, shared, folder)
+        return cls(spark, folder)
 
     def latest(self) -> Optional[SchemaVersion]:
         numbers = [

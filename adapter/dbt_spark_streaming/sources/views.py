@@ -23,7 +23,7 @@ from dbt_spark_streaming.sources.frames import (  # noqa: F401
     file_source_schema, landing_folder, source_frame,
 )
 from dbt_spark_streaming.config.sources import (  # noqa: F401
-    FILE_FORMATS, StreamSource, StreamSourceConfigError,
+    CORRUPT_RECORD_COLUMN, FILE_FORMATS, StreamSource, StreamSourceConfigError,
 )
 
 
@@ -74,6 +74,13 @@ class SourceViews:
         """The declared views of streams (lower case) and their sources."""
         with self._lock:
             return {view: source for view, (source, streaming) in self._declared.items() if streaming}
+
+    def corrupt_record_columns(self) -> set[str]:
+        """The columns the declared sources keep unreadable lines in, and Spark's default name
+        (a table written from such a source carries it under that name)."""
+        with self._lock:
+            declared = {source.corrupt_record_column for source, _streaming in self._declared.values()}
+        return {CORRUPT_RECORD_COLUMN, *(column for column in declared if column)}
 
     def named_in(self, sql: str) -> list[str]:
         """The declared views that the SQL names, in order of first mention."""

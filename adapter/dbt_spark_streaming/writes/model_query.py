@@ -9,6 +9,7 @@ anything is written or any checkpoint moves.
 from __future__ import annotations
 
 import re
+from typing import Collection
 
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
@@ -16,6 +17,9 @@ from py4j.protocol import Py4JJavaError
 
 from dbt_spark_streaming.config.event_time import with_watermarks
 from dbt_spark_streaming.config.model import ModelConfig
+from dbt_spark_streaming.config.sources import CORRUPT_RECORD_COLUMN
+from dbt_spark_streaming.sources.corrupt_lines import READABLE_SUFFIX
+from dbt_spark_streaming.writes import unreadable_counts
 from dbt_spark_streaming.writes.change_rows import FeedShape, check_feed
 from dbt_spark_streaming.delta import plans
 from dbt_spark_streaming.delta.constraints import check_query
@@ -33,12 +37,17 @@ _EMPTY_REF_IN_STREAM = re.compile(
 _LIMITS = {"GlobalLimit": "LIMIT", "LocalLimit": "LIMIT", "Tail": "LIMIT", "Offset": "OFFSET"}
 
 
-def create_stream_view(spark: SparkSession, config: ModelConfig, sql: str, view: str) -> DataFrame:
+def create_stream_view(
+    spark: SparkSession, config: ModelConfig, sql: str, view: str,
+    corrupt_record_columns: Collection[str] = (CORRUPT_RECORD_COLUMN,),
+) -> DataFrame:
     """Register the model's query as the temp view `view` and return it (a cdc_table's settings
-    and the model's expectations checked against its columns)."""
+    and the model's expectations checked against its columns); each streaming input that has one
+    of the `corrupt_record_columns` counts its unreadable lines (writes/unreadable_counts.py)."""
     model, changes, contract = config.model, config.changes, config.contract
+    observe = unreadable_counts.observing(sql, corrupt_record_columns, READABLE_SUFFIX)
     try:
-        watermarked = with_watermarks(spark, model, sql, config.watermarks)
+        watermarked = with_watermarks(spark, model, sql, config.watermarks, observe)
         # From the analysed frame, not from SQL text: the view keeps the resolved plan, so the
         # stream started from it later does not resolve every input table a second time.
         frame = spark.sql(watermarked)

@@ -2,8 +2,9 @@
 
 Each test runs `python -m python_runners service start` as a process of its own on a lakehouse
 of its own (the embedded metastore admits one process) and reads the Delta tables by path.
-- A landing flows bronze -> silver -> gold without a trigger, every row exactly once; a model
-  whose inputs did not change runs no batch; a stop in the middle of a wave, and a restart, loses
+- After a plain `dbt build`, the service's switch to on_new_data runs no model; a landing flows
+  bronze -> silver -> gold without a trigger, every row exactly once; a model whose inputs did
+  not change runs no batch; a stop in the middle of a wave, and a restart, loses
   nothing and duplicates nothing.
 - A windowed aggregate in append mode emits its window once the watermark passes it, with
   nothing more landing (the run after the one that moved the watermark, without data).
@@ -62,14 +63,19 @@ def test_a_landing_flows_to_gold_once_idle_models_run_nothing_and_a_stop_mid_wav
     land_status_reports(1, status)
     bronze = table(lakehouse, "bronze", "bronze_recordings")
     select = ["--select", "+device_counts", "+silver_device_status"]
-    seed = PipelineProcess(["seed", "--select", "devices"], env, tmp_path / "seed.log")
-    assert seed.wait(TIMEOUT) == 0, seed.output()
+    # A plain `dbt build` (availableNow) first: the service that follows switches the trigger.
+    built = PipelineProcess(["build", "--select", "devices", *select[1:], "--exclude-resource-type", "test",
+                             "--exclude-resource-type", "unit_test"], env, tmp_path / "build.log")
+    assert built.wait(TIMEOUT) == 0, built.output()
+    assert total_recordings(spark, lakehouse) == sum(b.kept for b in batches)
 
     service = ServiceProcess(select, env, tmp_path / "serve.log", TIMEOUT)
     try:
         service.wait_for_log("Serving ", TIMEOUT)
         assert "5 of them run each time an input commits" in service.output()
-        assert total_recordings(spark, lakehouse) == sum(b.kept for b in batches)  # the catch-up
+        # nothing landed since the build: the switch to on_new_data runs no model
+        lines = [line for line in service.output().splitlines() if " OK created sql streaming_table model " in line]
+        assert len(lines) == 5 and all("UP TO DATE, 0 rows in" in line for line in lines), service.output()
 
         # One landing reaches gold through the three hops, by commits alone (no trigger).
         batches.append(land_batch(recordings, records=60, files=1))

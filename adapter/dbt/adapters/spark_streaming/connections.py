@@ -83,8 +83,10 @@ _COMMANDS_THAT_RUN_SQL = frozenset({
 
 
 def use_lakehouse_of(credentials: SparkStreamingCredentials) -> None:
-    """The lakehouse the profile names (lakehouse_dir), for the runtime and what it starts."""
+    """The lakehouse the profile names (lakehouse_dir), and the target whose files under its
+    checkpoint root are this run's, for the runtime and what it starts."""
     runtime.use_lakehouse_root(credentials.lakehouse_dir, _project_folder())
+    runtime.use_lakehouse_target(credentials.schema)
 
 
 def _project_folder() -> Path:

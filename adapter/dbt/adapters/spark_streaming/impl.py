@@ -11,18 +11,21 @@ from dbt.adapters.events.types import AdapterEventWarning
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt.flags import get_flags
 from dbt_common.contracts.constraints import ConstraintType
+from dbt_common.exceptions import CompilationError
 from dbt_common.events.contextvars import get_node_info
 from dbt_common.events.functions import warn_or_error
 
 from dbt.adapters.spark_streaming.__version__ import version
 from dbt.adapters.spark_streaming.connections import SparkStreamingConnectionManager, session_for
 from dbt.adapters.spark_streaming.errors import reported_to_dbt
+from dbt.adapters.spark_streaming.relation import ASKED_FOR, SparkStreamingRelation, errors_if_none_can_run
 from dbt.adapters.spark_streaming.unit_tests import UnitTestMethods
 import dbt_spark_streaming as runtime
 
 
 class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
     ConnectionManager = SparkStreamingConnectionManager
+    Relation = SparkStreamingRelation
     # Delta checks NOT NULL and CHECK constraints on every write (the streaming materialisations
     # add them: runtime/delta/constraints.py); keys and uniqueness it does not know, so they are
     # ignored with a warning. dbt-spark says NOT_ENFORCED for all, as it also writes plain files.
@@ -59,6 +62,36 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
             for column in columns:
                 column.update(stats)
         return columns
+
+    def acquire_connection(self, name: Optional[str] = None) -> Any:
+        # A run's "master" connection opens before it asks for the selected models' relations:
+        # those it asked for earlier (while parsing, every node's) are not the run's.
+        if name == "master":
+            ASKED_FOR.take()
+        return super().acquire_connection(name)
+
+    def list_schemas(self, database: Optional[str]) -> list:
+        """A run's first SQL (its schemas, before any model): refused first when every model
+        it was asked for stops on its own config (relation.py)."""
+        self._refuse_a_run_no_model_of_which_can_run()
+        return super().list_schemas(database)
+
+    def _refuse_a_run_no_model_of_which_can_run(self) -> None:
+        asked_for = ASKED_FOR.take()
+        manifest = self.get_macro_resolver()
+        if not asked_for or manifest is None or getattr(get_flags(), "WHICH", None) not in ("run", "build"):
+            return
+        run_vars = {key: value for key, value in (getattr(get_flags(), "VARS", None) or {}).items()
+                    if key in ("stream_trigger", "copy_into_force")}
+        errors = errors_if_none_can_run(
+            asked_for, getattr(manifest, "flat_graph", None) or {},
+            lambda node: runtime.config_error_of(node, manifest.flat_graph, run_vars))
+        if errors:  # dbt's own words for the first model's, the others' after it
+            first = manifest.nodes.get(errors[0][0])
+            others = "".join(f"\n{unique_id.split('.')[-1]}: {error}" for unique_id, error in errors[1:])
+            raise CompilationError(
+                f"{errors[0][1]}{others}\nNothing was run: every model selected stops on its config, "
+                "so the run stopped before waiting for Spark.", node=first)
 
     def set_relations_cache(
         self, relation_configs: Iterable[Any], clear: bool = False, required_schemas: Any = None
@@ -151,7 +184,8 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
         sql, corrupt_lines = runtime.keep_corrupt_lines_out(
             self._spark(), config, sql, self.connections.source_views
         )
-        runtime.create_stream_view(self._spark(), config, sql, view)
+        runtime.create_stream_view(self._spark(), config, sql, view,
+                                   self.connections.source_views.corrupt_record_columns())
         return corrupt_lines
 
     @staticmethod

@@ -22,6 +22,7 @@ A change that fails either check stops the run, with what changed and the ways f
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from typing import Any, Optional
@@ -136,7 +137,11 @@ def _count(inputs: int) -> str:
 def _state_refused(
     spark: SparkSession, model: str, checkpoint: str, frame: DataFrame, output_mode: str
 ) -> Optional[str]:
-    """Spark's refusal of the query on a copy of the checkpoint; None when it runs."""
+    """Spark's refusal of the query on a copy of the checkpoint; None when it runs (or when the
+    checkpoint's own query runs in this process: the copy has its id, and Spark would stop the
+    running one to start the trial; the model's start refuses to run twice anyway)."""
+    if _query_id(spark, checkpoint) in {str(active.id) for active in spark.streams.active}:
+        return None
     trial = checkpoint.rstrip("/") + TRIAL_SUFFIX
     hadoop_fs.delete(spark, trial)  # one left by a run killed while trying
     hadoop_fs.copy_tree(spark, checkpoint, trial)
@@ -151,6 +156,14 @@ def _state_refused(
         return None
     finally:
         hadoop_fs.delete(spark, trial)
+
+
+def _query_id(spark: SparkSession, checkpoint: str) -> Optional[str]:
+    """The id Spark keeps in the checkpoint's `metadata` file."""
+    try:
+        return str(json.loads(hadoop_fs.read_text(spark, f"{checkpoint.rstrip('/')}/metadata"))["id"])
+    except (OSError, ValueError, KeyError, TypeError, Py4JJavaError):
+        return None
 
 
 def _plan_empty_batch(spark: SparkSession, checkpoint: str) -> None:

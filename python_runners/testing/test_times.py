@@ -49,8 +49,8 @@ def read_junit(path: Path) -> tuple[float, list[TestTime]]:
 
 
 def _test_name(classname: str, name: str) -> str:
-    """pytest's id back from JUnit's dotted classname: `tests.adapter.test_x.TestY` ->
-    `tests/adapter/test_x.py::TestY::<name>`."""
+    """pytest's id back from JUnit's dotted classname: `tests.<tier>.<module>.<Class>` ->
+    `tests/<tier>/<module>.py::<Class>::<name>`."""
     parts = classname.split(".")
     module = next((i for i, part in enumerate(parts) if part[:1].isupper()), len(parts))
     return "::".join(["/".join(parts[:module]) + ".py", *parts[module:], name])

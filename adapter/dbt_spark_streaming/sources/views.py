@@ -4,7 +4,7 @@ A model selects from `{{ source('landing', 'recordings') }}`; that resolves to a
 `spark.readStream` (or `spark.read` for models that are not streaming), named when the model
 renders (stream_reads.source_view_name) and registered here when the model runs (SourceViews).
 Which files a stream has read is recorded in each reading model's checkpoint, so a file is never
-ingested twice by it, across restarts. The source's settings are sources/settings.py, how it is
+ingested twice by it, across restarts. The source's settings are config/sources.py, how it is
 read sources/frames.py.
 """
 

@@ -19,10 +19,11 @@ from __future__ import annotations
 import ast
 import io
 import re
+import subprocess
 import sys
 import tokenize
 from pathlib import Path
-from typing import Iterator, NamedTuple
+from typing import Iterable, Iterator, NamedTuple, Optional
 
 RUNTIME = "adapter/dbt_spark_streaming"
 RUNTIME_ALIAS = "runtime"
@@ -40,8 +41,10 @@ class Dead(NamedTuple):
     path: str
 
 
-def dead_paths(repo: Path) -> list[Dead]:
-    top = {entry.name for entry in repo.iterdir() if entry.is_dir() and not entry.name.startswith(".")}
+def dead_paths(repo: Path, tracked: Optional[Iterable[str]] = None) -> list[Dead]:
+    """`tracked`: the files git tracks (git_tracked), so that folders one machine generates are
+    not taken for the repository's; None: every folder is."""
+    top = _top_folders(repo, tracked)
     found = []
     for file, line, text in _mentions(repo):
         package = _package_of(repo, file)
@@ -51,6 +54,24 @@ def dead_paths(repo: Path) -> list[Dead]:
             if target is not None and not target.exists():
                 found.append(Dead(str(file.relative_to(repo)), line, path))
     return found
+
+
+def _top_folders(repo: Path, tracked: Optional[Iterable[str]]) -> set[str]:
+    """The repository's top-level folders: those with files git tracks (not dbt's target/ or
+    logs/, which exist on one machine and not on another); `tracked` None: every folder."""
+    folders = {entry.name for entry in repo.iterdir() if entry.is_dir() and not entry.name.startswith(".")}
+    if tracked is None:
+        return folders
+    return folders & {path.split("/", 1)[0] for path in tracked if "/" in path}
+
+
+def git_tracked(repo: Path) -> Optional[list[str]]:
+    """The files git tracks in `repo`; None outside a git checkout."""
+    try:
+        done = subprocess.run(["git", "-C", str(repo), "ls-files"], capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return done.stdout.splitlines() or None
 
 
 def _target(repo: Path, top: set[str], package: Path | None, path: str) -> Path | None:
@@ -117,7 +138,7 @@ def _python_notes(file: Path) -> Iterator[tuple[Path, int, str]]:
 
 def main(argv: list[str]) -> int:
     repo = Path(argv[0]) if argv else Path(__file__).resolve().parents[2]
-    dead = dead_paths(repo)
+    dead = dead_paths(repo, git_tracked(repo))
     for found in dead:
         print(f"{found.file}:{found.line}: names {found.path}, which does not exist")
     if dead:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from python_runners.ops import doc_paths
 from python_runners.ops.doc_paths import dead_paths, main
 
 
@@ -20,12 +21,14 @@ def repository(root: Path) -> Path:
     return root
 
 
-def test_paths_that_exist_pass(tmp_path):
+def test_paths_that_exist_pass(tmp_path, monkeypatch):
+    monkeypatch.setattr(doc_paths, "git_tracked", lambda repo: None)  # no git process in this tier
     assert dead_paths(repository(tmp_path)) == []
     assert main([str(tmp_path)]) == 0
 
 
-def test_a_moved_file_named_in_a_doc_a_docstring_or_a_comment_is_found(tmp_path, capsys):
+def test_a_moved_file_named_in_a_doc_a_docstring_or_a_comment_is_found(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(doc_paths, "git_tracked", lambda repo: None)
     repo = repository(tmp_path)
     (repo / "docs/operating.md").write_text("The service: python_runners/runtime/run/serving.py.\n")
     (repo / "adapter/dbt_spark_streaming/lifecycle/redeploy.py").write_text(
@@ -40,3 +43,13 @@ def test_a_moved_file_named_in_a_doc_a_docstring_or_a_comment_is_found(tmp_path,
     }
     assert main([str(repo)]) == 1
     assert "docs/operating.md:1: names python_runners/runtime/run/serving.py" in capsys.readouterr().out
+
+
+def test_a_folder_git_does_not_track_is_not_the_repositorys(tmp_path):
+    repo = repository(tmp_path)
+    (repo / "target").mkdir()  # dbt's, on this machine only
+    (repo / "docs/run.md").write_text("dbt writes target/run_results.json.\n")
+    tracked = ["README.md", "docs/changing-models.md", "docs/run.md",
+               "adapter/dbt_spark_streaming/lifecycle/query_fit.py"]
+    assert dead_paths(repo, tracked) == []
+    assert [found.path for found in dead_paths(repo, None)] == ["target/run_results.json"]

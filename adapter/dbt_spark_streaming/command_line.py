@@ -3,6 +3,8 @@
     dbt-spark-streaming init [--project-dir DIR]
     dbt-spark-streaming lint [--project-dir DIR] [--profiles-dir DIR]
     dbt-spark-streaming jars
+    dbt-spark-streaming reset-checkpoint --select MODEL --from-now|--from-version N|--from-timestamp T|--from-offsets JSON
+    dbt-spark-streaming rollback --select MODEL
 
 `init` writes the root-project macros (ref, source, get_fixture_sql; project_macros/) into the project's
 macros/spark_streaming/. dbt takes overrides of ref() and source() from the root project only, so
@@ -13,6 +15,9 @@ model cannot run (ORDER BY, LIMIT, window functions, DISTINCT aggregates, a conf
 work) from its SQL, without Spark (lint/streaming_lint.py); it needs sqlfluff (the `lint` extra).
 `jars` fetches Spark's jars ahead of the first session (classpath.py): a CI image's set-up step,
 or a cluster target whose metastore's JDBC driver must be there when its first session starts.
+`reset-checkpoint` and `rollback` are the dbt run-operations of the same names
+(lifecycle/operation_commands.py), with dbt's `--project-dir`, `--profiles-dir`, `--target` and
+`--vars`.
 """
 
 from __future__ import annotations
@@ -71,12 +76,18 @@ def main(argv: Optional[list[str]] = None) -> int:
     init.add_argument("--project-dir", type=Path, default=Path.cwd())
     commands.add_parser("lint", help="what a streaming model cannot run, from its SQL", add_help=False)
     commands.add_parser("jars", help="fetch Spark's jars into the user's cache, if not there yet")
+    from dbt_spark_streaming.lifecycle import operation_commands as operations
+
+    commands.add_parser("reset-checkpoint", help=operations.RESET_HELP, add_help=False)
+    commands.add_parser("rollback", help=operations.ROLLBACK_HELP, add_help=False)
     if argv is None:
         argv = sys.argv[1:]
     if argv[:1] == ["lint"]:
         from dbt_spark_streaming.lint.streaming_lint import main as lint
 
         return lint(argv[1:])
+    if argv[:1] in (["reset-checkpoint"], ["rollback"]):
+        return operations.main(argv[0], argv[1:])
     args = parser.parse_args(argv)
     if args.command == "jars":
         jars = fetch_jars()

@@ -1,8 +1,5 @@
-"""`python -m python_runners rollback --select <model>`: put a streaming_table model back as it
-was before its last redeploy (its table's version before the swap, its old checkpoint).
-
-Runs `dbt run-operation rollback_redeploy` (adapter macro rollback_redeploy.sql) in this process,
-so the model, its table and its checkpoint come from the dbt project as `dbt run` sees them.
+"""`python -m python_runners rollback --select <model>`: the package's `dbt-spark-streaming
+rollback` (lifecycle/operation_commands.py), on this repository's project and profiles by default.
 """
 
 from __future__ import annotations
@@ -10,19 +7,17 @@ from __future__ import annotations
 import argparse
 from typing import Sequence
 
-from python_runners.ops.operation_command import operation_parser, run_operation
+from dbt_spark_streaming.lifecycle.operation_commands import rollback_args, rollback_parser
 
 
 def parser() -> argparse.ArgumentParser:
-    return operation_parser(
-        "rollback", "Restore a streaming_table model's table and checkpoint to before its last "
-                    "redeploy (on_query_change: redeploy), within its rollback_window.",
-    )
+    return rollback_parser("python -m python_runners rollback")
 
 
 def dbt_args(argv: Sequence[str]) -> tuple[list[str], str | None]:
     args = parser().parse_args(list(argv))
-    return run_operation("rollback_redeploy", {"select": args.select}, args)
+    command = rollback_args(args)
+    return command + (["--profiles-dir", args.profiles_dir] if args.profiles_dir else []), args.project_dir
 
 
 def main(argv: Sequence[str]) -> int:

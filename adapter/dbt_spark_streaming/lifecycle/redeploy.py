@@ -23,7 +23,7 @@ A streaming reader of the model (a plain `stream(ref())` or `stream_appends`) ca
 the swap: on its next run it is rebuilt the same way, from the start of the swapped table, so it
 neither misses nor repeats a row. A `stream_changes` reader reads the swap as deletes and inserts.
 
-Rollback (`python -m python_runners rollback --select m`) restores the table to its version
+Rollback (`dbt-spark-streaming rollback --select m`) restores the table to its version
 before the swap (Delta RESTORE, one commit) and the old checkpoint, within `rollback_window` of the
 swap; readers are rebuilt again on their next run.
 """

@@ -1,4 +1,4 @@
-"""Rollback of a redeploy (`python -m python_runners rollback --select m`): the table restored to
+"""Rollback of a redeploy (`dbt-spark-streaming rollback --select m`): the table restored to
 its version before the swap (Delta RESTORE, one commit) and the old checkpoint put back, within
 `rollback_window` of the swap; readers are rebuilt again on their next run (redeploy.py)."""
 

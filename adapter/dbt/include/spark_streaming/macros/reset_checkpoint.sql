@@ -9,7 +9,7 @@
     from_timestamp: 'T'    input from T on ('2026-01-31 12:00:00', UTC unless a zone is given):
                            Delta commits, Kafka records, files modified at or after T
     from_offsets: '{...}'  Kafka startingOffsets JSON
-  `python -m python_runners reset-checkpoint --select <model> --from-now` runs this.
+  `dbt-spark-streaming reset-checkpoint --select <model> --from-now` runs this.
   (adapter/dbt_spark_streaming/lifecycle/checkpoint_reset.py)
 #}
 {% macro reset_checkpoint(select=none, from_now=none, from_version=none, from_timestamp=none, from_offsets=none) %}

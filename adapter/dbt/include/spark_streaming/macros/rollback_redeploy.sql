@@ -6,7 +6,7 @@
   checkpoint back, within the model's rollback_window of the swap. A redeploy still being built
   is discarded instead. Models that stream from it are rebuilt on their next run. Revert the
   model's SQL too, or its next run redeploys the change again.
-  `python -m python_runners rollback --select <model>` runs this.
+  `dbt-spark-streaming rollback --select <model>` runs this.
   (adapter/dbt_spark_streaming/lifecycle/redeploy.py)
 #}
 {% macro rollback_redeploy(select=none) %}

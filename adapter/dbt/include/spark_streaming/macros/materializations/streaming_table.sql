@@ -24,7 +24,7 @@
                          version built beside the table from the start of its inputs, swapped
                          in once caught up; streaming_table only): docs/changing-models.md
     rollback_window      how long a redeploy keeps the old version to roll back to, default
-                         '7 days' (python -m python_runners rollback --select <model>)
+                         '7 days' (dbt-spark-streaming rollback --select <model>)
     expectations         [{name, expression, action: warn|drop|quarantine|fail}, ...]: rules
                          checked on every row as it is written (docs/expectations.md)
     quarantine_table     where quarantined rows go (default <model>__quarantine)

@@ -1,0 +1,119 @@
+"""`dbt-spark-streaming reset-checkpoint` and `dbt-spark-streaming rollback`: the dbt
+run-operations a user runs by hand, as commands with dbt's own options.
+
+    dbt-spark-streaming reset-checkpoint --select MODEL --from-now|--from-version N|--from-timestamp T|--from-offsets JSON
+    dbt-spark-streaming rollback --select MODEL
+
+Each becomes `dbt run-operation reset_checkpoint|rollback_redeploy --args ...` (the adapter's
+macros), run in this process from the dbt project's folder, so that the model, its checkpoint
+and its inputs are what `dbt run` sees; `--project-dir`, `--profiles-dir`, `--target` and
+`--vars` are dbt's. A mistake in the arguments stops the command before dbt or Spark start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Mapping, Optional, Sequence
+
+from dbt_spark_streaming.lifecycle.checkpoint_reset import CheckpointResetError, StartingPoint
+
+COMMAND = "dbt-spark-streaming"
+RESET_HELP = "delete one streaming model's checkpoint, keep its table; its next run starts where you say"
+ROLLBACK_HELP = "put a streaming_table model back as before its last redeploy"
+
+
+def operation_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """`<prog> --select MODEL` with dbt's options; the command adds its own."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--select", "-s", required=True, metavar="MODEL", help="the model's name")
+    parser.add_argument("--project-dir", help="the dbt project (dbt's default: this folder)")
+    parser.add_argument("--profiles-dir", help="the folder of profiles.yml (dbt's default)")
+    parser.add_argument("--target", "-t", help="the profile's target")
+    parser.add_argument("--vars", help="dbt --vars, as for dbt run")
+    return parser
+
+
+def reset_checkpoint_parser(prog: str = f"{COMMAND} reset-checkpoint") -> argparse.ArgumentParser:
+    parser = operation_parser(prog, "Delete one streaming model's checkpoint and keep its table; its "
+                                    "next dbt run reads its inputs from the point given here.")
+    start = parser.add_mutually_exclusive_group(required=True)
+    start.add_argument("--from-now", action="store_true", help="read only input that arrives after the reset")
+    start.add_argument("--from-version", metavar="N",
+                       help="the first version of the model's one Delta input to read (inclusive)")
+    start.add_argument("--from-timestamp", metavar="T",
+                       help="input from T on: '2026-01-31 12:00:00' (UTC) or ISO 8601 with a zone")
+    start.add_argument("--from-offsets", metavar="JSON",
+                       help='Kafka startingOffsets, e.g. \'{"readings": {"0": 1200}}\'')
+    return parser
+
+
+def rollback_parser(prog: str = f"{COMMAND} rollback") -> argparse.ArgumentParser:
+    return operation_parser(prog, "Restore a streaming_table model's table and checkpoint to before "
+                                  "its last redeploy (on_query_change: redeploy), within its rollback_window.")
+
+
+def reset_checkpoint_args(args: argparse.Namespace) -> list[str]:
+    """The dbt command line of a reset; a starting point that cannot work raises
+    CheckpointResetError (the check the macro makes, early)."""
+    arguments: dict[str, Any] = {"select": args.select}
+    if args.from_now:
+        arguments["from_now"] = True
+    elif args.from_version is not None:
+        arguments["from_version"] = args.from_version
+    elif args.from_timestamp is not None:
+        arguments["from_timestamp"] = args.from_timestamp
+    else:
+        arguments["from_offsets"] = args.from_offsets
+    StartingPoint.from_args(args.select, arguments)
+    if "from_version" in arguments:
+        arguments["from_version"] = int(arguments["from_version"])
+    return run_operation_args("reset_checkpoint", arguments, args)
+
+
+def rollback_args(args: argparse.Namespace) -> list[str]:
+    return run_operation_args("rollback_redeploy", {"select": args.select}, args)
+
+
+def run_operation_args(macro: str, arguments: Mapping[str, Any], args: argparse.Namespace) -> list[str]:
+    """`run-operation <macro> --args <json>` with the run's --target and --vars."""
+    command = ["run-operation", macro, "--args", json.dumps(dict(arguments))]
+    if args.target:
+        command += ["--target", args.target]
+    if args.vars:
+        command += ["--vars", args.vars]
+    return command
+
+
+def main(command: str, argv: Sequence[str]) -> int:
+    """`dbt-spark-streaming <command> ...`: the operation's exit status; why it failed on stderr."""
+    if command == "reset-checkpoint":
+        args = reset_checkpoint_parser().parse_args(list(argv))
+        try:
+            dbt_command = reset_checkpoint_args(args)
+        except CheckpointResetError as error:
+            print(error, file=sys.stderr)
+            return 2
+    else:
+        args = rollback_parser().parse_args(list(argv))
+        dbt_command = rollback_args(args)
+    for option in ("project_dir", "profiles_dir"):
+        if getattr(args, option):
+            dbt_command += [f"--{option.replace('_', '-')}", getattr(args, option)]
+    return invoke_operation(dbt_command)
+
+
+def invoke_operation(dbt_command: Sequence[str], project_dir: Optional[str] = None) -> int:
+    """A run-operation in this process: 0, or 1 with its failure said on stderr (dbt has
+    printed an error raised inside the operation already)."""
+    from dbt.cli.main import dbtRunner
+
+    full = [*dbt_command, *(["--project-dir", project_dir] if project_dir else [])]
+    result = dbtRunner().invoke(full)
+    if result.success:
+        return 0
+    failure = str(result.exception) if result.exception is not None else ""
+    if failure:
+        print(failure, file=sys.stderr)
+    return 1

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Sequence
 
 from dbt_spark_streaming.lifecycle.checkpoint_reset import CheckpointResetError, StartingPoint
 
@@ -104,13 +104,12 @@ def main(command: str, argv: Sequence[str]) -> int:
     return invoke_operation(dbt_command)
 
 
-def invoke_operation(dbt_command: Sequence[str], project_dir: Optional[str] = None) -> int:
+def invoke_operation(dbt_command: Sequence[str]) -> int:
     """A run-operation in this process: 0, or 1 with its failure said on stderr (dbt has
     printed an error raised inside the operation already)."""
     from dbt.cli.main import dbtRunner
 
-    full = [*dbt_command, *(["--project-dir", project_dir] if project_dir else [])]
-    result = dbtRunner().invoke(full)
+    result = dbtRunner().invoke(list(dbt_command))
     if result.success:
         return 0
     failure = str(result.exception) if result.exception is not None else ""

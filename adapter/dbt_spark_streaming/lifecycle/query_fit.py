@@ -176,7 +176,6 @@ def _plan_empty_batch(spark: SparkSession, checkpoint: str) -> None:
     hadoop_fs.write_text(spark, f"{entries}/{last + 1}", hadoop_fs.read_text(spark, f"{entries}/{last}"))
 
 
-
 def _spark_said(error: BaseException) -> str:
     """Spark's reason without the query's identifiers and plan, nor its advice to skip the check."""
     text = error_text(error)

@@ -83,9 +83,9 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
             return
         run_vars = {key: value for key, value in (getattr(get_flags(), "VARS", None) or {}).items()
                     if key in ("stream_trigger", "copy_into_force")}
+        graph = getattr(manifest, "flat_graph", None) or {}
         errors = errors_if_none_can_run(
-            asked_for, getattr(manifest, "flat_graph", None) or {},
-            lambda node: runtime.config_error_of(node, manifest.flat_graph, run_vars))
+            asked_for, graph, lambda node: runtime.config_error_of(node, graph, run_vars))
         if errors:  # dbt's own words for the first model's, the others' after it
             first = manifest.nodes.get(errors[0][0])
             others = "".join(f"\n{unique_id.split('.')[-1]}: {error}" for unique_id, error in errors[1:])

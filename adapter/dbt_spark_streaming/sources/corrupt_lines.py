@@ -106,7 +106,7 @@ def keep_out_of_model(
     wanted = []
     for source_view, source in source_views.streaming_sources().items():
         column = source.corrupt_record_column
-        if column and not _names_column(sql, column):
+        if column and not names_column(sql, column):
             views = _views_of(sql, source_view)
             if views:
                 wanted.append((source, column, views))
@@ -146,7 +146,7 @@ def _archived(spark: SparkSession, source: StreamSource) -> StreamSource:
     return replace(source, path=folder, archive_to=None, create_path=True, schema_evolution="none")
 
 
-def _names_column(sql: str, column: str) -> bool:
+def names_column(sql: str, column: str) -> bool:
     """The SQL names the column (selects it, filters on it), other than to leave it out
     (`* except (_corrupt_record)`)."""
     kept = re.sub(r"\bexcept\s*\([^)]*\)", " ", sql, flags=re.I)

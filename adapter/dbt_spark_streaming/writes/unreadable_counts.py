@@ -24,6 +24,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from dbt_spark_streaming.config.sources import UNREADABLE_OBSERVATION_PREFIX
+from dbt_spark_streaming.sources.corrupt_lines import names_column
 
 Observe = Callable[[DataFrame, str, bool], DataFrame]
 
@@ -40,7 +41,7 @@ def observing(sql: str, columns: Collection[str], skipped_suffix: str) -> Observ
         column = next((c for c in frame.columns if c.lower() in wanted), None)
         if column is None or name.lower().endswith(skipped_suffix.lower()):
             return frame
-        if from_files and not reads_all and not _names(sql, column):
+        if from_files and not reads_all and not names_column(sql, column):
             return frame
         return frame.observe(
             f"{UNREADABLE_OBSERVATION_PREFIX}{next(numbers)}",
@@ -65,6 +66,3 @@ def said(counts: Mapping[str, int], table_columns: Sequence[str]) -> str:
             parts.append(f", {lines} in its input ({column} set) not carried into its table")
     return "".join(parts)
 
-
-def _names(sql: str, column: str) -> bool:
-    return re.search(r"(?<![\w$])" + re.escape(column) + r"(?![\w$])", sql, re.I) is not None

@@ -1,23 +1,31 @@
-"""`dbt-spark-streaming`, the installed command: what a dbt project needs beyond `pip install`.
+"""`dbt-spark-streaming`, the installed command: every operation of the product, run from a dbt
+project's folder (or given --project-dir), with dbt's --profiles-dir, --target and --vars.
 
     dbt-spark-streaming init [--project-dir DIR]
     dbt-spark-streaming lint [--project-dir DIR] [--profiles-dir DIR]
     dbt-spark-streaming jars
+    dbt-spark-streaming serve [--trigger on_new_data|'<interval>'] [--select ...]
+    dbt-spark-streaming status
+    dbt-spark-streaming stop
+    dbt-spark-streaming report [--since-hours H]
     dbt-spark-streaming reset-checkpoint --select MODEL --from-now|--from-version N|--from-timestamp T|--from-offsets JSON
     dbt-spark-streaming rollback --select MODEL
 
-`init` writes the root-project macros (ref, source, get_fixture_sql; project_macros/) into the project's
-macros/spark_streaming/. dbt takes overrides of ref() and source() from the root project only, so
-no package or plugin can ship them; run it again after upgrading the adapter. Files are
-rewritten only when they differ. It also writes a starting `.sqlfluff` (lint/sqlfluff.cfg) into a
-project that has none. `lint` reports what a streaming
-model cannot run (ORDER BY, LIMIT, window functions, DISTINCT aggregates, a config that cannot
-work) from its SQL, without Spark (lint/streaming_lint.py); it needs sqlfluff (the `lint` extra).
-`jars` fetches Spark's jars ahead of the first session (classpath.py): a CI image's set-up step,
-or a cluster target whose metastore's JDBC driver must be there when its first session starts.
-`reset-checkpoint` and `rollback` are the dbt run-operations of the same names
-(lifecycle/operation_commands.py), with dbt's `--project-dir`, `--profiles-dir`, `--target` and
-`--vars`.
+`init` writes the root-project macros (ref, source, get_fixture_sql; project_macros/) into the
+project's macros/spark_streaming/. dbt takes overrides of ref() and source() from the root
+project only, so no package or plugin can ship them; run it again after upgrading the adapter.
+Files are rewritten only when they differ. It also writes a starting `.sqlfluff`
+(lint/sqlfluff.cfg) into a project that has none. `lint` reports what a streaming model cannot
+run (ORDER BY, LIMIT, window functions, DISTINCT aggregates, a config that cannot work) from its
+SQL, without Spark (lint/streaming_lint.py); it needs sqlfluff (the `lint` extra). `jars`
+fetches Spark's jars ahead of the first session (classpath.py): a CI image's set-up step, or a
+cluster target whose metastore's JDBC driver must be there when its first session starts.
+
+The product's operations live in commands/: `serve` catches every streaming model up and serves
+it until `stop` (commands/service.py); `status` and `stop` find the service through the profile
+target's lakehouse without starting Spark; `report` charts the progress table (commands/report.py,
+the `report` extra); `reset-checkpoint` and `rollback` are the dbt run-operations of the same
+names (commands/operations.py).
 """
 
 from __future__ import annotations
@@ -70,22 +78,28 @@ def fetch_jars() -> list[str]:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="dbt-spark-streaming", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="dbt-spark-streaming", description=" ".join(__doc__.split("\n\n")[0].split()))
     commands = parser.add_subparsers(dest="command", required=True)
     init = commands.add_parser("init", help="write the root-project macros into the dbt project")
     init.add_argument("--project-dir", type=Path, default=Path.cwd())
     commands.add_parser("lint", help="what a streaming model cannot run, from its SQL", add_help=False)
     commands.add_parser("jars", help="fetch Spark's jars into the user's cache, if not there yet")
-    from dbt_spark_streaming.lifecycle import operation_commands as operations
+    from dbt_spark_streaming.commands import operations, report, service
 
-    commands.add_parser("reset-checkpoint", help=operations.RESET_HELP, add_help=False)
-    commands.add_parser("rollback", help=operations.ROLLBACK_HELP, add_help=False)
+    for name, help in (("serve", service.SERVE_HELP), ("status", service.STATUS_HELP), ("stop", service.STOP_HELP),
+                       ("report", report.HELP), ("reset-checkpoint", operations.RESET_HELP),
+                       ("rollback", operations.ROLLBACK_HELP)):
+        commands.add_parser(name, help=help, add_help=False)  # each parses its own options
     if argv is None:
         argv = sys.argv[1:]
     if argv[:1] == ["lint"]:
         from dbt_spark_streaming.lint.streaming_lint import main as lint
 
         return lint(argv[1:])
+    if argv[:1] in (["serve"], ["status"], ["stop"]):
+        return service.main(argv[0], argv[1:])
+    if argv[:1] == ["report"]:
+        return report.main(argv[1:])
     if argv[:1] in (["reset-checkpoint"], ["rollback"]):
         return operations.main(argv[0], argv[1:])
     args = parser.parse_args(argv)
@@ -100,8 +114,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     if settings is not None:
         print(f"{settings} written: sqlfluff's settings for the models (sparksql, jinja with dbt's builtins)")
     if "serve_streaming_queries" not in (args.project_dir / "dbt_project.yml").read_text():
-        print("Models with a processing_time trigger keep running after `dbt run` only with this in "
-              "dbt_project.yml:\n  on-run-end:\n    - \"{{ serve_streaming_queries() }}\"")
+        print("`dbt-spark-streaming serve` keeps the streaming models running after they catch up; "
+              "for `dbt run` to do it too, add to dbt_project.yml:\n  on-run-end:\n    - \"{{ serve_streaming_queries() }}\"")
     return 0
 
 

@@ -26,12 +26,12 @@ it took a session and its first `show databases` from 5.1 to 4.7 s, but in a no-
 time from the adapter's start to its first answer stayed 4.9 s. A JVM's start already keeps both
 cores busy (its JIT compiles on the other one), so there is no idle core to move work to.
 
-The archive is made once, by `python -m python_runners jars` after the jars are fetched
-(`build_class_data_archive`): a short run (session start, `show tables`, a small Delta table
+The archive is made once, after the jars are fetched, by `build_class_data_archive` (the
+repository's set-up calls it): a short run (session start, `show tables`, a small Delta table
 and a streaming query with availableNow) with `-XX:ArchiveClassesAtExit`. A JVM can only use an
 archive made with the same class path and the same Java, so the archive's file name is a key
 of both (`archive_key`): with other jars, another pyspark or another Java the session finds no
-archive of that name and starts as before, until `python -m python_runners jars` makes one.
+archive of that name and starts as before, until `build_class_data_archive` makes one.
 `-Xshare:auto` (the default, written out) makes a missing or unreadable archive a no-op,
 never an error.
 

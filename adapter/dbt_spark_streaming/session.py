@@ -65,7 +65,7 @@ def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str]
         "spark.sql.warehouse.dir": lakehouse.warehouse,
         **catalog,
         "spark.driver.extraJavaOptions": " ".join([
-            # The class-data archive, when `python -m python_runners jars` made one (jvm_options.py).
+            # The class-data archive, when build_class_data_archive made one (jvm_options.py).
             *java_options(jars, os.pathsep.join(driver_class_path)),
             *derby_java_options(metastore, metastore_url),
             f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",

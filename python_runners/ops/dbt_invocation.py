@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from dbt.cli.main import dbtRunner, dbtRunnerResult
 from dbt_common.events.base_types import EventMsg
 
+from dbt_spark_streaming.commands.dbt import describe_failure
 from python_runners import REPO_ROOT
+from python_runners.ops.package_command import PROFILES_DIR
 
-PROFILES_DIR = REPO_ROOT / "profiles"
-
+__all__ = ["PROFILES_DIR", "describe_failure", "invoke_dbt", "run_dbt", "target_args"]
 
 def target_args(folder: Path | str) -> list[str]:
     """dbt's target (manifest, run results) and its log file, both in `folder`."""
@@ -36,29 +36,3 @@ def run_dbt(args: Sequence[str], project_dir: str | None = None) -> dbtRunnerRes
     if not result.success:
         raise RuntimeError(f"`dbt {' '.join(args)}` failed: {describe_failure(result)}")
     return result
-
-
-def describe_failure(result: dbtRunnerResult, fallback: str = "see the log above") -> str:
-    """Why a dbt command failed: its exception, or each failed node's (or operation's) message."""
-    if result.exception is not None:
-        return str(result.exception)
-    outcome = getattr(result.result, "results", None)
-    messages = []
-    for r in (result.result or []) if outcome is None else outcome:
-        node = getattr(r, "node", None)  # a run's results have one; a run-operation's do not
-        if not getattr(r, "message", None) or (node is not None and r.status not in ("error", "fail")):
-            continue
-        messages.append(f"{node.name}: {r.message}" if node is not None else str(r.message))
-    return "; ".join(messages) or fallback
-
-
-def run_operation_command(command: Sequence[str], project_dir: str | None) -> int:
-    """A `python -m python_runners` command that is a dbt run-operation: its exit status, its
-    failure said on stderr (an error inside the operation dbt has printed already)."""
-    result = invoke_dbt(list(command), project_dir)
-    if result.success:
-        return 0
-    failure = describe_failure(result, fallback="")
-    if failure:
-        print(failure, file=sys.stderr)
-    return 1

@@ -85,6 +85,7 @@ ROOMS = {
     "writes": "streaming writes into Delta",
     "progress": "batch progress",
     "lint": "the streaming lint of a project's SQL, without Spark",
+    "commands": "the installed command's operations (serve, status, stop, report, ...); imports every room",
 }
 
 ROOTS = ("python_runners", "adapter")  # folders of the repository read; adapter/ is optional

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from python_runners.ops.reset_checkpoint import dbt_args
+from dbt_spark_streaming.commands.operations import dbt_command
 from dbt_spark_streaming.lifecycle.checkpoint_reset import (
     CheckpointResetError, Input, Reset, StartingPoint, streaming_inputs,
 )
@@ -48,19 +48,19 @@ def test_a_wrong_argument_names_the_model_and_what_to_give(args, said):
 
 
 def test_the_command_line_becomes_the_run_operation():
-    command, project = dbt_args(["--select", "silver_recordings", "--from-version", "12", "--target", "dev"])
+    command = dbt_command("reset-checkpoint", ["--select", "silver_recordings", "--from-version", "12", "--target", "dev"])
     assert command[:3] == ["run-operation", "reset_checkpoint", "--args"]
     assert json.loads(command[3]) == {"select": "silver_recordings", "from_version": 12}
-    assert command[4:] == ["--target", "dev"] and project is None
-    command, _ = dbt_args(["--select", "m", "--from-now"])
+    assert command[4:] == ["--target", "dev"]
+    command = dbt_command("reset-checkpoint", ["--select", "m", "--from-now"])
     assert json.loads(command[3]) == {"select": "m", "from_now": True}
 
 
 def test_the_command_line_refuses_two_starting_points_and_a_bad_one_before_dbt_starts():
     with pytest.raises(SystemExit):
-        dbt_args(["--select", "m", "--from-now", "--from-version", "3"])
+        dbt_command("reset-checkpoint", ["--select", "m", "--from-now", "--from-version", "3"])
     with pytest.raises(CheckpointResetError, match="from_version is 'x'"):
-        dbt_args(["--select", "m", "--from-version", "x"])
+        dbt_command("reset-checkpoint", ["--select", "m", "--from-version", "x"])
 
 
 def test_streamed_refs_and_sources_are_the_inputs_batch_refs_are_not():

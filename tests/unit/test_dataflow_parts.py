@@ -16,7 +16,7 @@ from dbt_spark_streaming.config.triggers import Trigger
 from dbt_spark_streaming.delta.plans import StreamingInput
 from dbt_spark_streaming.run import input_watches
 from dbt_spark_streaming.run.dataflow import NO_TARGET_SLACK_SECONDS, Dataflow, ScheduledModel, polling_interval
-from python_runners.ops.service import lag_said
+from dbt_spark_streaming.commands.service import lag_said
 
 
 @pytest.fixture(autouse=True)

@@ -10,8 +10,8 @@ import re
 from datetime import datetime, timedelta, timezone
 from types import SimpleNamespace
 
-from python_runners.ops import report as progress_report
-from python_runners.ops import service
+from dbt_spark_streaming.commands import report as progress_report
+from dbt_spark_streaming.commands import service
 from dbt_spark_streaming.config.expectations import ExpectationCounts
 from dbt_spark_streaming.lakehouse import Lakehouse
 from dbt_spark_streaming.progress import status_file

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from dbt_spark_streaming import command_line
-from dbt_spark_streaming.lifecycle import operation_commands
+from dbt_spark_streaming.commands import operations as operation_commands
 
 
 def test_each_becomes_its_run_operation_with_dbts_options(monkeypatch):

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from python_runners.ops.rollback import dbt_args
+from dbt_spark_streaming.commands.operations import dbt_command
 from dbt_spark_streaming.config.intervals import parse_duration_seconds
 from dbt_spark_streaming.config.model import ModelConfigError, read_model_config
 from dbt_spark_streaming.config.query_version import QueryChangeConfigError, policy_from_config
@@ -149,21 +149,19 @@ def test_the_metadata_line_is_not_taken_for_a_source():
     assert positions_in_offsets("\n".join(["v1", metadata, "-"])) == {}
 
 
-# --- python -m python_runners rollback -----------------------------------------------------------
+# --- dbt-spark-streaming rollback ------------------------------------------------------------------
 
 def test_rollback_runs_the_rollback_redeploy_operation_with_the_model():
-    command, project_dir = dbt_args(["--select", "m", "--target", "dev"])
+    command = dbt_command("rollback", ["--select", "m", "--target", "dev"])
     assert command == ["run-operation", "rollback_redeploy", "--args", '{"select": "m"}', "--target", "dev"]
-    assert project_dir is None
 
 
 def test_rollback_passes_vars_and_the_project_dir():
-    command, project_dir = dbt_args(["-s", "m", "--vars", "{stream_trigger: {once: true}}",
-                                     "--project-dir", "/p"])
-    assert command[-2:] == ["--vars", "{stream_trigger: {once: true}}"]
-    assert project_dir == "/p"
+    command = dbt_command("rollback", ["-s", "m", "--vars", "{stream_trigger: {once: true}}",
+                                       "--project-dir", "/p"])
+    assert command[-4:] == ["--vars", "{stream_trigger: {once: true}}", "--project-dir", "/p"]
 
 
 def test_rollback_needs_a_model():
     with pytest.raises(SystemExit):
-        dbt_args([])
+        dbt_command("rollback", [])

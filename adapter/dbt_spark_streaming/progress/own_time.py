@@ -1,5 +1,5 @@
 """Time the service's own Python code takes while streams run: the progress listener, the
-progress-table flush and the status file. `make status` and the latency benchmark show it, so
+progress-table flush and the status file. `dbt-spark-streaming status` and the latency benchmark show it, so
 that a slow batch can be told apart from a slow supervisor."""
 
 from __future__ import annotations

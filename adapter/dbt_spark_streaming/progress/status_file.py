@@ -5,7 +5,7 @@ expectations) and the expectations' counts summed since the service started.
 
 The service writes it as it starts ("starting"), while dbt catches each model up ("catching up",
 naming the model), then every 2 seconds while serving ("serving"), and at the end ("stopped").
-Read by `python -m python_runners service status` from
+Read by `dbt-spark-streaming status` from
 any other process (the embedded metastore admits one process, a file does not).
 """
 

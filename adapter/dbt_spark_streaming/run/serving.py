@@ -10,7 +10,7 @@ with each failure in a row (1 s, 2 s, 4 s ... at most 60 s); the reason is logge
 `backoff.MAX_FAILURES_IN_A_ROW` failures with no batch completed in between, serving gives up: every query
 is stopped and the run ends with the last error. Batch progress goes to the progress table every
 few seconds, and the state of every query to the service's status file
-(adapter/dbt_spark_streaming/progress/status_file.py), which `python -m python_runners service status` reads.
+(adapter/dbt_spark_streaming/progress/status_file.py), which `dbt-spark-streaming status` reads.
 """
 
 from __future__ import annotations
@@ -81,6 +81,7 @@ def serve_until_stopped(spark: SparkSession, run: StreamingRun, log: Log = print
     signals: list[int] = []
     restore = _install_handlers(stop_requested, signals, wake)
     run.unserved_said = True  # served: nothing to say at the end about serving
+    run.served = True
     recorder = run.listen(spark)
     dataflow = Dataflow(spark, scheduled, log, wake) if scheduled else None
     recorder.lags_from(dataflow.lag_of if dataflow else None)
@@ -203,12 +204,22 @@ def _flush(spark: SparkSession, recorder: ProgressRecorder, log: Log) -> None:
         log(f"Could not append to the progress table: {root_cause(error)}")
 
 
+_served_after_run = False
+
+
+def serve_after_run() -> None:
+    """This process serves the run's queries itself once dbt returns (`dbt-spark-streaming
+    serve`), so the end of the run says nothing of serving them."""
+    global _served_after_run
+    _served_after_run = True
+
+
 def say_unserved(spark: SparkSession, run: StreamingRun, out: Optional[IO[str]] = None) -> list[str]:
     """At the end of a command whose project has no on-run-end hook serve_streaming_queries():
     the run's processing-time queries still running are not served (a dbt process ends with
     them, and the next run resumes from their checkpoints); the terminal says so once, with how
     to serve them. Returns the models."""
-    if run.unserved_said:
+    if run.unserved_said or _served_after_run:
         return []
     kept = set(run.served_names())
     models = sorted({_model_of(run, query.name) for query in spark.streams.active if query.name in kept}
@@ -219,7 +230,7 @@ def say_unserved(spark: SparkSession, run: StreamingRun, out: Optional[IO[str]] 
             f"{', '.join(models)}: processing_time or on_new_data trigger, but this project does "
             "not serve its "
             "queries after the run: they end with it (the next run resumes from their "
-            "checkpoints). To keep them running until Ctrl-C, add to dbt_project.yml:\n"
+            "checkpoints). To serve them, run `dbt-spark-streaming serve`, or add to dbt_project.yml:\n"
             "  on-run-end:\n    - \"{{ serve_streaming_queries() }}\"",
             file=out or sys.stdout, flush=True,
         )

@@ -69,6 +69,7 @@ class StreamingRun:
         self._served: dict[str, Served] = {}
         self._scheduled: dict[str, Any] = {}  # query name -> dataflow.ScheduledModel
         self.unserved_said = False  # serving.say_unserved, once per run
+        self.served = False  # serving.serve_until_stopped has served the run's queries
         self._lock = threading.Lock()
         self._interrupted = threading.Event()
         self._listening_to: Optional[int] = None  # the session the recorder listens to

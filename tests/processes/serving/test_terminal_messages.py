@@ -151,7 +151,8 @@ def test_service_status_while_catching_up_and_ctrl_c_while_serving(tmp_path, slo
     env = {**env, "SLEEP_MS": "400"}
 
     never_ran = run_command_line(["service", "status"], env, TIMEOUT)
-    assert never_ran.stdout == "The service has not run in this lakehouse.\n"
+    assert never_ran.stdout == (f"The service has not run in the lakehouse {lakehouse.root}; "
+                                "`dbt-spark-streaming serve` starts it.\n")
 
     service = ServiceProcess(["--trigger", "1 second", "--project-dir", str(project)], env,
                              tmp_path / "service.log", TIMEOUT)

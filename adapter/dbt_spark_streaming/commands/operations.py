@@ -17,7 +17,9 @@ import json
 import sys
 from typing import Any, Mapping, Sequence
 
-from dbt_spark_streaming.lifecycle.checkpoint_reset import CheckpointResetError, StartingPoint
+from dbt_spark_streaming.commands.dbt import invoke_operation
+from dbt_spark_streaming.commands.project import DbtOptions, add_dbt_options
+from dbt_spark_streaming.lifecycle.reset_arguments import CheckpointResetError, StartingPoint
 
 COMMAND = "dbt-spark-streaming"
 RESET_HELP = "delete one streaming model's checkpoint, keep its table; its next run starts where you say"
@@ -28,10 +30,7 @@ def operation_parser(prog: str, description: str) -> argparse.ArgumentParser:
     """`<prog> --select MODEL` with dbt's options; the command adds its own."""
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--select", "-s", required=True, metavar="MODEL", help="the model's name")
-    parser.add_argument("--project-dir", help="the dbt project (dbt's default: this folder)")
-    parser.add_argument("--profiles-dir", help="the folder of profiles.yml (dbt's default)")
-    parser.add_argument("--target", "-t", help="the profile's target")
-    parser.add_argument("--vars", help="dbt --vars, as for dbt run")
+    add_dbt_options(parser)
     return parser
 
 
@@ -86,33 +85,23 @@ def run_operation_args(macro: str, arguments: Mapping[str, Any], args: argparse.
     return command
 
 
-def main(command: str, argv: Sequence[str]) -> int:
-    """`dbt-spark-streaming <command> ...`: the operation's exit status; why it failed on stderr."""
+def dbt_command(command: str, argv: Sequence[str]) -> list[str]:
+    """The dbt command line of `dbt-spark-streaming <command> <argv>`; a mistake raises
+    SystemExit (argparse) or CheckpointResetError, before dbt or Spark start."""
     if command == "reset-checkpoint":
         args = reset_checkpoint_parser().parse_args(list(argv))
-        try:
-            dbt_command = reset_checkpoint_args(args)
-        except CheckpointResetError as error:
-            print(error, file=sys.stderr)
-            return 2
+        operation = reset_checkpoint_args(args)
     else:
         args = rollback_parser().parse_args(list(argv))
-        dbt_command = rollback_args(args)
-    for option in ("project_dir", "profiles_dir"):
-        if getattr(args, option):
-            dbt_command += [f"--{option.replace('_', '-')}", getattr(args, option)]
-    return invoke_operation(dbt_command)
+        operation = rollback_args(args)
+    return operation + DbtOptions(args.project_dir, args.profiles_dir).as_dbt_args()
 
 
-def invoke_operation(dbt_command: Sequence[str]) -> int:
-    """A run-operation in this process: 0, or 1 with its failure said on stderr (dbt has
-    printed an error raised inside the operation already)."""
-    from dbt.cli.main import dbtRunner
-
-    result = dbtRunner().invoke(list(dbt_command))
-    if result.success:
-        return 0
-    failure = str(result.exception) if result.exception is not None else ""
-    if failure:
-        print(failure, file=sys.stderr)
-    return 1
+def main(command: str, argv: Sequence[str]) -> int:
+    """`dbt-spark-streaming <command> ...`: the operation's exit status; why it failed on stderr."""
+    try:
+        operation = dbt_command(command, argv)
+    except CheckpointResetError as error:
+        print(error, file=sys.stderr)
+        return 2
+    return invoke_operation(operation)

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -233,3 +234,64 @@ def test_without_maven_central_the_first_run_says_where_the_jars_go(installed, t
     assert "Could not fetch Delta Lake's and the Kafka connector's jars" in said
     assert "SPARK_STREAMING_MAVEN_REPOSITORY" in said and "SPARK_EXTRA_JARS_DIR" in said
     assert not any((project / "empty-cache").rglob("*.jar"))
+
+
+def wait_until(what: str, check, deadline_seconds: float, log: Path, interval: float = 1.0):
+    """`check()`'s first truthy answer, polled until the deadline; the serve log on failure."""
+    deadline = time.monotonic() + deadline_seconds
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(interval)
+    pytest.fail(f"no {what} after {deadline_seconds:g} s; the serve log:\n{log.read_text()[-6000:]}")
+
+
+def test_serve_status_and_stop_from_the_project_folder_without_the_hook(installed, tmp_path_factory, spark):
+    bin_folder, env = installed
+    project = init_project(bin_folder, env, tmp_path_factory.mktemp("served"))
+    assert "on-run-end" not in (project / "dbt_project.yml").read_text()  # served by the command alone
+    command = str(bin_folder / "dbt-spark-streaming")
+    profiles = ["--profiles-dir", str(project.parent / "profiles")]
+    run([command, "init"], cwd=project, env=env)
+    first = events(range(24), devices=3)
+    second = events(range(24, 40), devices=4)
+    land(project, "part-1.json", first)
+
+    log = project.parent / "serve.log"
+    with log.open("w") as output:
+        serving = subprocess.Popen([command, "serve", *profiles], cwd=project, env=env, stdout=output,
+                                   stderr=subprocess.STDOUT, text=True)
+    try:
+        def serving_both_models():
+            status = subprocess.run([command, "status", *profiles], cwd=project, env=env, capture_output=True,
+                                    text=True, timeout=60)
+            assert serving.poll() is None, f"serve exited {serving.returncode}:\n{log.read_text()[-6000:]}"
+            said = status.stdout
+            return status.returncode == 0 and "bronze_events" in said and "device_totals" in said and said
+
+        said = wait_until("`status` serving both models", serving_both_models, 600, log)
+        assert said.startswith("service: serving"), said
+        land(project, "part-2.json", second)
+        landed = first + second
+        wait_until("gold with the second file's rows",
+                   lambda: table_rows(spark, project, "device_totals") == totals(landed), 300, log)
+
+        stopped = subprocess.run([command, "stop", *profiles], cwd=project, env=env, capture_output=True,
+                                 text=True, timeout=300)
+        assert stopped.returncode == 0, stopped.stdout + stopped.stderr + log.read_text()[-6000:]
+        assert serving.wait(timeout=120) == 0, log.read_text()[-6000:]
+    finally:
+        if serving.poll() is None:
+            serving.kill()
+            serving.wait()
+
+    said = log.read_text()
+    assert "does not serve its queries" not in said and "Serving " in said, said[-6000:]
+    # every event exactly once in bronze; gold its recompute
+    assert table_rows(spark, project, "bronze_events") == sorted(
+        (row["id"], row["device"], row["reading"]) for row in landed)
+    assert table_rows(spark, project, "device_totals") == totals(landed)
+    status = subprocess.run([command, "status", *profiles], cwd=project, env=env, capture_output=True, text=True,
+                            timeout=60)
+    assert status.returncode == 1 and status.stdout.startswith("service: stopped"), status.stdout

@@ -40,11 +40,9 @@ _FACE = {
     # the Spark session and the lakehouse it works in
     "DEFAULT_MASTER": "session",
     "get_or_create_session": "session",
-    "start_in_background": "session",
-    "Lakehouse": "lakehouse",
-    "use_lakehouse_root": ("lakehouse", "use_root"),
-    "use_lakehouse_target": ("lakehouse", "use_target"),
     "lakehouse_folders": ("lakehouse", "folders_of"),
+    # one dbt invocation: its lakehouse, its source views, its run
+    "Invocation": "run.invocation",
     # a model's config, read once
     "MATERIALIZATIONS": "config.materializations",
     "STREAMING_MATERIALIZATIONS": "config.materializations",
@@ -52,55 +50,23 @@ _FACE = {
     "read_model_config": "config.model",
     "config_error_of": "config.model",
     "source_stream_meta": "config.model",
-    # sources, and the temp views models read them through
-    "StreamSource": "sources.views",
-    "SourceViews": "sources.views",
-    # json/csv lines a model cannot read: kept out of its rows, quarantined beside its table
-    "keep_corrupt_lines_out": ("sources.corrupt_lines", "keep_out_of_model"),
-    "corrupt_lines_table": ("sources.corrupt_lines", "table_of"),
-    "corrupt_lines_checkpoint": ("sources.corrupt_lines", "checkpoint_of"),
-    # a model's query, its write and its table
-    "create_stream_view": "writes.model_query",
-    "without_empty_refs": "writes.model_query",
-    "StreamingWrite": "writes.streaming",
-    "FeedShape": "writes.change_rows",
-    "run_streaming_model": "run.model_run",
-    "CopyInto": "writes.copy_into",
+    # the materialisations, one call each
+    "materialize_streaming_model": "run.materialize",
+    "materialize_copy_into": "run.materialize",
     "copy_source_view": "writes.copy_into",
-    "run_copy_into": "writes.copy_into",
-    "run_backfills": "writes.backfill",
-    "backfills_said": "writes.backfill",
-    "create_table_if_missing": ("delta.tables", "create_if_missing"),
-    "drop_table_if_exists": ("delta.tables", "drop_if_exists"),
-    "empty_table": ("delta.tables", "empty"),
-    "plan_full_refresh": ("lifecycle.full_refresh", "plan"),
-    # a model's enforced contract on its table
-    "with_not_null": "config.contracts",
-    "add_missing_constraints": ("delta.constraints", "add_missing"),
-    "delete_checkpoint": ("lifecycle.checkpoints", "delete"),
-    # reset a checkpoint, keep the table: where the next run starts reading
+    # run-operations: reset a checkpoint and keep the table; roll a redeploy back
     "reset_model_checkpoint": "lifecycle.checkpoint_reset",
-    "apply_checkpoint_reset": ("lifecycle.checkpoint_reset", "apply_to_query"),
-    # a model with nothing new, told before its SQL is resolved
-    "query_inputs_key": ("lifecycle.query_inputs", "key_of"),
-    "up_to_date_before_resolving": "lifecycle.query_inputs",
-    # blue/green redeploy: what a full refresh clears, and the rollback
-    "forget_redeploy": ("lifecycle.redeploy", "forget"),
     "roll_back_model": "lifecycle.rollback",
     # dbt unit tests of streaming models: one batch, or a micro-batch scenario
     "unit_test_input_columns": ("run.model_tests", "input_columns"),
     "unit_test_actual_rows": ("run.model_tests", "actual_rows"),
     "drop_unit_test_views": ("run.model_tests", "drop_views"),
     # what dbt docs shows of a streaming table
-    "catalog_stats": "delta.catalog",
-    "table_properties": "delta.catalog",
-    # the run: Ctrl-C, served queries, progress
-    "StreamingRun": "run.streaming_run",
+    "catalog_stats_of": "delta.catalog",
+    # Ctrl-C, served queries
     "stop_streams_on_interrupt": ("run.interruption", "stop_streams"),
     "serve_until_stopped": "run.serving",
     "stop_all_streams": ("run.serving", "stop_all"),
-    "say_unserved": "run.serving",
-    "active_session": "session",
 }
 
 __all__ = sorted(_FACE)

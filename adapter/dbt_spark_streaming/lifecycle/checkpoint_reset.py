@@ -32,6 +32,7 @@ from pyspark.sql import SparkSession
 
 from dbt_spark_streaming.config.model import read_model_config
 from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.lakehouse import Lakehouse
 from dbt_spark_streaming.errors import root_cause
 from dbt_spark_streaming.lifecycle import checkpoints
 from dbt_spark_streaming.lifecycle.reset_arguments import CheckpointResetError, StartingPoint, iso
@@ -50,9 +51,10 @@ RESETTABLE_MATERIALIZATIONS = ("streaming_table", "cdc_table")
 
 def reset_model_checkpoint(
     spark: SparkSession, node: Mapping[str, Any], graph: Mapping[str, Any],
-    run_vars: Mapping[str, Any], arguments: Mapping[str, Any], table: str, lakehouse: Any,
+    run_vars: Mapping[str, Any], arguments: Mapping[str, Any], table: str, lakehouse: Any = None,
 ) -> str:
     """The reset `dbt run-operation reset_checkpoint` asks for; what was done, to print."""
+    lakehouse = lakehouse or Lakehouse.from_env()
     config = read_model_config(node, graph, run_vars)
     point = StartingPoint.from_args(config.model, arguments)
     inputs = streaming_inputs(node, graph, config)

@@ -11,7 +11,7 @@
   Nothing happens at render time but naming the view (and checks that need no Spark): `dbt
   compile`, `dbt ls` and `dbt docs generate` start no Spark for a source, list no landing folder
   and infer no schema. The adapter registers the view when SQL that names it runs: a streaming
-  model's query (create_stream_view), any statement dbt executes (add_query), a copy_into load.
+  model's query (as its run starts), any statement dbt executes (add_query), a copy_into load.
 #}
 {% macro source(source_name, table_name) %}
     {%- set relation = builtins.source(source_name, table_name) -%}

@@ -38,13 +38,16 @@ _BATCH_COLUMN = re.compile(r"\bas\s+`?_batch`?(?=\W|$)", re.I)
 
 def actual_rows(
     spark: SparkSession, test: Mapping[str, Any], graph: Mapping[str, Any], sql: str,
-    expected_rows: Optional[list] = None, given: Sequence[str] = (),
+    expected_rows: Optional[list] = None, given: Sequence[str] = (), source_views: Any = None,
 ) -> dict[str, Any]:
     """The rows a unit test compares with its expected rows, as a temp view: the model's SQL run
     as one batch, or a scenario's table after each batch (with `_batch`). Returns the view's name
     and its columns' types and quoted names, as dbt's unit test macros take them. `given`: the
     test's inputs as written (`ref('x')`), which dbt leaves out of the SQL when the model does not
-    read them."""
+    read them. `source_views`: the invocation's SourceViews, whose views the SQL names are
+    registered first."""
+    if source_views is not None:
+        source_views.register_named_in(lambda: spark, sql)
     tested = (graph.get("nodes") or {}).get(test.get("tested_node_unique_id") or "") or {}
     view = f"unit_test__{test['name']}__actual"
     drop_views(spark)  # what a test that failed in dbt's macros after this step left

@@ -19,21 +19,15 @@
 
     {{ run_hooks(pre_hooks) }}
 
-    {%- if adapter.empty_run() -%}
-        {#- --empty: loading no rows would still mark the files loaded; load nothing, log nothing -#}
-        {%- do store_raw_result(
-            name='main', code='EMPTY', rows_affected=0,
-            message='EMPTY run: no files loaded (table and load log untouched)'
-        ) -%}
-    {%- else -%}
-        {%- do reset_if_full_refresh(settings, target_relation) -%}
-
-        {%- set summary = adapter.run_copy_into(settings, sql, target_relation.render()) -%}
-        {%- do store_raw_result(
-            name='main', message=summary['message'], code='COPIED', rows_affected=summary['rows_loaded']
-        ) -%}
-
-        {% do persist_docs(target_relation, model) %}
+    {#- --empty loads nothing and logs nothing: loading no rows would still mark the files loaded -#}
+    {%- set result = adapter.materialize_copy_into(
+        settings, sql, target_relation.render(), should_full_refresh(), model, graph, selected_resources
+    ) -%}
+    {%- do store_raw_result(
+        name='main', message=result['message'], code=result['code'], rows_affected=result['rows_affected']
+    ) -%}
+    {%- if result['code'] != 'EMPTY' -%}
+        {%- do persist_docs(target_relation, model) -%}
     {%- endif -%}
 
     {{ run_hooks(post_hooks) }}

@@ -52,6 +52,7 @@ lint: $(INSTALLED)
 	$(BIN)/ruff check python_runners adapter tests bench
 	$(BIN)/python -m python_runners.ops.import_rules
 	$(BIN)/python -m python_runners.ops.doc_paths
+	$(BIN)/python -m python_runners.ops.config_reference --check
 
 # The suite's tiers, fastest first, each its own pytest (and JVM, but the unit tier's): a broken
 # unit test fails `make test` in seconds. Each writes JUnit XML into .test-times/, and `make test`

@@ -1,7 +1,7 @@
 # Quick start: `make run` (the demo pipeline) and `make test` (lint + tests).
 # Everything is installed into the repository: .venv/ (Python packages), .jars/ (Delta Lake's and
 # Spark's Kafka connector's jars from Maven Central) and .jars-kafka-broker/ (a Kafka broker for the
-# tests, kept off Spark's classpath). Data lives in .lakehouse/ (see README for moving it).
+# tests, kept off Spark's classpath). Data lives in .lakehouse/ (docs/lakehouse.md says how to move it).
 
 PYTHON ?= python3
 VENV := .venv

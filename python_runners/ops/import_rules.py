@@ -54,7 +54,7 @@ class HandleRule:
 ADAPTER = "dbt.adapters.spark_streaming"
 
 IMPORT_RULES: tuple[ImportRule, ...] = (
-    ImportRule(f"{RT}.config", _under(RT, "writes", "run", "lifecycle", "sources", "delta", "progress"),
+    ImportRule(f"{RT}.config", _under(RT, "writes", "run", "lifecycle", "sources", "delta", "jvm", "progress"),
                "config is read without Spark: by dbt's parse, `make lint` and the unit tier"),
     ImportRule(f"{RT}.writes", _under(RT, "run", "lifecycle"),
                "writes start queries and know nothing of the run, redeploys or interruption"),
@@ -68,9 +68,10 @@ IMPORT_RULES: tuple[ImportRule, ...] = (
 )
 
 HANDLE_RULES: tuple[HandleRule, ...] = (
-    HandleRule(("_jvm", "_jsparkSession", "_jdf", "_jsc"), (f"{RT}.delta", f"{RT}.session"),
-               "the JVM boundary is one room: what the runtime asks of the JVM is a named function "
-               "in runtime/delta/; the session's own handles stay in runtime/session.py"),
+    HandleRule(("_jvm", "_jsparkSession", "_jdf", "_jsc"), (f"{RT}.jvm", f"{RT}.delta", f"{RT}.session"),
+               "the JVM boundary is two rooms: what the runtime asks of the JVM is a named function "
+               "in runtime/jvm/ (files, plans, checkpoints) or runtime/delta/ (Delta tables); the "
+               "session's own handles stay in runtime/session.py"),
 )
 
 # The runtime's root: the face and what every room uses. Any other module lives in a room.
@@ -79,7 +80,8 @@ ROOT_MODULES = ("__init__", "session", "errors", "lakehouse", "classpath", "meta
 ROOMS = {
     "config": "model config, settings; read without Spark",
     "lifecycle": "full refresh, checkpoints, reset, redeploy, query changes",
-    "delta": "Delta tables, Hadoop file system, catalog, constraints, the JVM's handles",
+    "delta": "Delta tables, their log, catalog, constraints",
+    "jvm": "the JVM's handles that are not Delta's: Hadoop file system, query plans, checkpoint logs",
     "run": "the run, interruption, serving, unit tests of models",
     "sources": "what models read",
     "writes": "streaming writes into Delta",
@@ -131,7 +133,8 @@ def rule_problems(modules: dict[str, Module]) -> list[str]:
                     lines[line].append(attribute)
             found += [f"    {module.path}:{line}: {', '.join(used)}" for line, used in lines.items() if used]
         if found:
-            allowed = " and ".join(_as_path(name, modules) for name in rule.allowed_in)
+            *others, last = [_as_path(name, modules) for name in rule.allowed_in]
+            allowed = f"{', '.join(others)} and {last}" if others else last
             said.append("\n".join([f"only {allowed} use {', '.join(rule.attributes)} ({rule.why}):", *found]))
     return said
 

@@ -1,6 +1,6 @@
 """`make lint`'s import rules (python_runners/ops/import_rules.py, import_graph.py), on small
-trees built here: circles, room rules, py4j handles outside runtime/delta/, the runtime's root,
-the adapter."""
+trees built here: circles, room rules, py4j handles outside runtime/jvm/ and runtime/delta/, the
+runtime's root, the adapter."""
 
 from __future__ import annotations
 
@@ -24,15 +24,15 @@ CLEAN = {
     """,
     "adapter/dbt_spark_streaming/config/__init__.py": "",
     "adapter/dbt_spark_streaming/config/model.py": "from dbt_spark_streaming.errors import StreamingError",
-    "adapter/dbt_spark_streaming/delta/__init__.py": "",
-    "adapter/dbt_spark_streaming/delta/plans.py": """
+    "adapter/dbt_spark_streaming/jvm/__init__.py": "",
+    "adapter/dbt_spark_streaming/jvm/plans.py": """
         def analyzed(frame):
             return frame._jdf.queryExecution().analyzed()
     """,
     "adapter/dbt_spark_streaming/writes/__init__.py": "",
     "adapter/dbt_spark_streaming/writes/streaming.py": """
         from dbt_spark_streaming.config import model
-        from dbt_spark_streaming.delta import plans
+        from dbt_spark_streaming.jvm import plans
     """,
     "adapter/dbt_spark_streaming/run/__init__.py": "",
     "adapter/dbt_spark_streaming/run/streaming_run.py": """
@@ -101,7 +101,7 @@ def test_a_circle_through_an_import_inside_a_function_is_found(tmp_path):
 def test_a_relative_import_and_a_type_checking_import_count(tmp_path):
     tree(tmp_path, {**CLEAN, "adapter/dbt_spark_streaming/writes/streaming.py": """
         from typing import TYPE_CHECKING
-        from ..delta import plans
+        from ..jvm import plans
         if TYPE_CHECKING:
             from dbt_spark_streaming.run.streaming_run import later
     """})
@@ -111,17 +111,17 @@ def test_a_relative_import_and_a_type_checking_import_count(tmp_path):
     assert "(type checking only)" in out
     modules, _ = read_modules(tmp_path, ROOTS)
     imported = {item.target for item in modules["dbt_spark_streaming.writes.streaming"].imports}
-    assert "dbt_spark_streaming.delta.plans" in imported
+    assert "dbt_spark_streaming.jvm.plans" in imported
 
 
 def test_every_circle_once_however_many_modules_it_passes(tmp_path):
     tree(tmp_path, {**CLEAN,
-                    "adapter/dbt_spark_streaming/delta/plans.py": "from dbt_spark_streaming.run import streaming_run"})
+                    "adapter/dbt_spark_streaming/jvm/plans.py": "from dbt_spark_streaming.run import streaming_run"})
     modules, _ = read_modules(tmp_path, ROOTS)
 
     assert circles(modules, import_rules.PACKAGES) == [[
-        "dbt_spark_streaming.delta.plans", "dbt_spark_streaming.run.streaming_run",
-        "dbt_spark_streaming.writes.streaming", "dbt_spark_streaming.delta.plans",
+        "dbt_spark_streaming.jvm.plans", "dbt_spark_streaming.run.streaming_run",
+        "dbt_spark_streaming.writes.streaming", "dbt_spark_streaming.jvm.plans",
     ]]
 
 
@@ -141,14 +141,14 @@ def test_a_room_that_imports_a_room_it_must_not_is_told_why(tmp_path):
 
 def test_config_imports_no_room_that_needs_spark(tmp_path):
     tree(tmp_path, {**CLEAN,
-                    "adapter/dbt_spark_streaming/config/model.py": "from dbt_spark_streaming.delta import plans"})
+                    "adapter/dbt_spark_streaming/config/model.py": "from dbt_spark_streaming.jvm import plans"})
 
     out = said(tmp_path)
     assert "runtime/config/ imports nothing from" in out and "config is read without Spark" in out
-    assert "adapter/dbt_spark_streaming/config/model.py:1: `from dbt_spark_streaming.delta import plans`" in out
+    assert "adapter/dbt_spark_streaming/config/model.py:1: `from dbt_spark_streaming.jvm import plans`" in out
 
 
-def test_a_py4j_handle_outside_delta_is_found_wherever_it_is_used(tmp_path):
+def test_a_py4j_handle_outside_jvm_and_delta_is_found_wherever_it_is_used(tmp_path):
     tree(tmp_path, {**CLEAN, "adapter/dbt_spark_streaming/writes/merge.py": """
         def release(frame):
             jvm = frame.sparkSession._jvm
@@ -156,21 +156,21 @@ def test_a_py4j_handle_outside_delta_is_found_wherever_it_is_used(tmp_path):
     """})
 
     out = said(tmp_path)
-    assert "only runtime/delta/ and runtime/session.py use _jvm, _jsparkSession, _jdf, _jsc" in out
+    assert "only runtime/jvm/, runtime/delta/ and runtime/session.py use _jvm, _jsparkSession, _jdf, _jsc" in out
     assert "adapter/dbt_spark_streaming/writes/merge.py:2: _jvm" in out
     assert "adapter/dbt_spark_streaming/writes/merge.py:3: _jdf" in out
-    assert "delta/plans.py" not in out and "session.py:" not in out
+    assert "jvm/plans.py" not in out and "session.py:" not in out
 
 
 def test_the_runtime_imports_none_of_the_tools_around_it(tmp_path):
     tree(tmp_path, {**CLEAN, "adapter/dbt_spark_streaming/errors.py": "from python_runners import ops",
-                    "adapter/dbt_spark_streaming/delta/plans.py": "import python_runners.testing.landing",
+                    "adapter/dbt_spark_streaming/jvm/plans.py": "import python_runners.testing.landing",
                     "python_runners/testing/__init__.py": "", "python_runners/testing/landing.py": ""})
 
     out = said(tmp_path)
     assert "runtime/ imports nothing from python_runners/ (the runtime is installed without this repository" in out
     assert "adapter/dbt_spark_streaming/errors.py:1: `from python_runners import ops`" in out
-    assert "adapter/dbt_spark_streaming/delta/plans.py:1: `import python_runners.testing.landing`" in out
+    assert "adapter/dbt_spark_streaming/jvm/plans.py:1: `import python_runners.testing.landing`" in out
 
 
 def test_the_adapter_imports_only_the_runtimes_face(tmp_path):

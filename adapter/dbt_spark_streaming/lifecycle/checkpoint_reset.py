@@ -31,7 +31,7 @@ from typing import Any, Mapping, Optional, Sequence
 from pyspark.sql import SparkSession
 
 from dbt_spark_streaming.config.model import read_model_config
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.errors import root_cause
 from dbt_spark_streaming.lifecycle import checkpoints
 from dbt_spark_streaming.lifecycle.reset_arguments import CheckpointResetError, StartingPoint, iso

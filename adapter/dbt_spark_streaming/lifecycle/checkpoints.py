@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pyspark.sql import SparkSession
 
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.errors import StreamingModelError
 from dbt_spark_streaming.lifecycle.query_inputs import FILE as QUERY_INPUTS
 from dbt_spark_streaming.lifecycle.reset_record import RECORD

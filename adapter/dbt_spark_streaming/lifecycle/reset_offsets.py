@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 
 from pyspark.sql import SparkSession
 
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.delta import log as delta_log
 from dbt_spark_streaming.delta import tables as delta_tables
 from dbt_spark_streaming.lifecycle.reset_arguments import StartingPoint

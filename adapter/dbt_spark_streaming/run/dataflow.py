@@ -40,9 +40,9 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.delta import log as delta_log
-from dbt_spark_streaming.delta.plans import StreamingInput
+from dbt_spark_streaming.jvm.plans import StreamingInput
 from dbt_spark_streaming.errors import StreamingModelError
 from dbt_spark_streaming.lifecycle import up_to_date
 from dbt_spark_streaming.run import backoff, input_watches

@@ -22,8 +22,8 @@ import os
 import time
 from typing import Callable, Optional, Protocol
 
-from dbt_spark_streaming.delta.hadoop_fs import local_path
-from dbt_spark_streaming.delta.plans import StreamingInput
+from dbt_spark_streaming.jvm.hadoop_fs import local_path
+from dbt_spark_streaming.jvm.plans import StreamingInput
 
 FILE_FORMATS = ("json", "csv", "parquet", "text", "orc", "avro", "binaryFile", "xml")
 REMOTE_POLL_SECONDS = 5.0

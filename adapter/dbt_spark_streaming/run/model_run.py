@@ -40,7 +40,7 @@ from dbt_spark_streaming.delta import catalog as streaming_catalog
 from dbt_spark_streaming.delta import constraints as delta_constraints
 from dbt_spark_streaming.delta import tables as delta_tables
 from dbt_spark_streaming.errors import StreamingError
-from dbt_spark_streaming.delta import plans
+from dbt_spark_streaming.jvm import plans
 from dbt_spark_streaming.lifecycle import (
     checkpoint_reset, checkpoints, query_changes, query_fit, query_inputs, redeploy, up_to_date,
 )

@@ -16,7 +16,7 @@
    nothing that would wake the models downstream;
 6. with a processing-time trigger, the served query (and its companions), kept on the run so
    that serving can start them again; with on_new_data, the model (and its companions) kept for
-   the serving loop's scheduler, which runs them again when an input commits (run/dataflow.py).
+   the serving loop's scheduler, which runs them again when an input commits (serve/dataflow.py).
 
 writes/ only builds and starts queries; everything that knows about the run, redeploys and
 Ctrl-C is here.
@@ -45,7 +45,7 @@ from dbt_spark_streaming.lifecycle import (
     checkpoint_reset, checkpoints, query_changes, query_fit, query_inputs, redeploy, up_to_date,
 )
 from dbt_spark_streaming.progress.recorder import ProgressRecorder
-from dbt_spark_streaming.run import dataflow, input_watches
+from dbt_spark_streaming.serve import dataflow, input_watches
 from dbt_spark_streaming.run.streaming_run import StreamingRun
 from dbt_spark_streaming.run.summary import StreamSummary, summarise
 from dbt_spark_streaming.session import claim_lakehouse_for

@@ -1,6 +1,6 @@
 """Whether a served model's input may have something new, found without Spark and almost free.
 
-The dataflow scheduler (run/dataflow.py) asks every input of every served model many times a
+The dataflow scheduler (serve/dataflow.py) asks every input of every served model many times a
 second, so a watch must cost next to nothing when nothing changed:
 
 - a local landing folder: the modification times of the folder and of its subfolders (a file

@@ -52,7 +52,7 @@ from dbt_spark_streaming.session import claim_lakehouse_for
 from dbt_spark_streaming.sources import initial_snapshot
 from dbt_spark_streaming.sources.corrupt_lines import CorruptLines
 from dbt_spark_streaming.writes import batch_errors, commit_faults
-from dbt_spark_streaming.writes.apply_changes import applied_said
+from dbt_spark_streaming.writes.cdc.apply_changes import applied_said
 from dbt_spark_streaming.writes.corrupt_lines import CorruptLinesWrite, table_of
 from dbt_spark_streaming.writes.streaming import StreamingWrite, start_streaming_write, streaming_frame
 

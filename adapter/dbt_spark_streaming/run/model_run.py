@@ -41,8 +41,9 @@ from dbt_spark_streaming.delta import constraints as delta_constraints
 from dbt_spark_streaming.delta import tables as delta_tables
 from dbt_spark_streaming.errors import StreamingError
 from dbt_spark_streaming.jvm import plans
+from dbt_spark_streaming.lifecycle.reset import checkpoint_reset
 from dbt_spark_streaming.lifecycle import (
-    checkpoint_reset, checkpoints, query_changes, query_fit, query_inputs, redeploy, up_to_date,
+    checkpoints, query_changes, query_fit, query_inputs, redeploy, up_to_date,
 )
 from dbt_spark_streaming.progress.recorder import ProgressRecorder
 from dbt_spark_streaming.serve import dataflow, input_watches

@@ -4,26 +4,33 @@ The adapter imports only names from here (`make lint` checks), so the modules be
 split without the plugin noticing. Each name is imported when first used: importing the face
 starts nothing and pulls in no Spark code that a command does not use.
 
-Where a change goes:
+Where a change goes (each room's __init__.py says what it is for and which rooms it may import;
+a room imports only rooms below it here, and the modules above the rooms from anywhere):
 
     session.py, classpath.py, metastore.py, run_lock.py
                  the Spark session, its jars, its catalog, and the lock it takes on the lakehouse
     lakehouse.py, errors.py    where files live; every error a person reads (StreamingError)
+    run/         one dbt invocation: the coordinator of a model's steps (model_run.py), Ctrl-C,
+                 the summary, and serving the invocation's queries until stopped (serving.py)
+    serve/       the serving loop's scheduler: runs on_new_data models again when an input
+                 commits (dataflow.py), the inputs' watches, the pause after a failure
+    unit_tests/  dbt unit tests of streaming models: one batch, or a micro-batch scenario
+    lifecycle/   what happens to a model's table and checkpoint between runs: full refresh,
+                 redeploy and rollback, query changes, whether a model has anything new to run
+                 (up_to_date.py); checkpoint reset in lifecycle/reset/
+    writes/      a model's query resolved and checked, and the queries that write its table
+                 (appends, MERGEs, COPY INTO; cdc in writes/cdc/); they start queries and know
+                 nothing of the run, redeploys or Ctrl-C
+    sources/     streaming sources as temp views
+    progress/    batch progress: live view, progress table, status file, the service's own time
+    delta/       Delta tables, their log and properties, catalog, constraints
+    jvm/         the JVM's handles that are not Delta's: Hadoop files, query plans, a
+                 checkpoint's logs, MemoryStream; with delta/ and session.py, the only modules
+                 that use py4j (`_jvm`, `_jsparkSession`, `_jdf`)
     config/      a model's settings, read and checked without Spark: a new setting is a field of
                  its materialisation's config and a line in config/settings.py; a new
                  materialisation a line in config/materializations.py
-    lifecycle/   what happens to a model's table and checkpoint between runs: full refresh,
-                 checkpoint reset, redeploy and rollback, query changes, whether a model
-                 has anything new to run (up_to_date.py)
-    delta/       Delta tables, their log and properties, Hadoop files, query plans: the only
-                 modules, with session.py, that use py4j (`_jvm`, `_jsparkSession`, `_jdf`)
-    sources/     streaming sources as temp views
-    writes/      a model's query resolved and checked, and the queries that write its table
-                 (appends, MERGEs, cdc, COPY INTO); they start queries and know nothing of the
-                 run, redeploys or Ctrl-C
-    run/         one dbt invocation: the coordinator of a model's steps (model_run.py), Ctrl-C,
-                 serving, dbt unit tests of streaming models
-    progress/    batch progress: live view, progress table, status file, the service's own time
+    lint/        the streaming lint of a project's SQL, without Spark
 
 `make lint` (python_runners/ops/import_rules.py) holds these rules and finds import circles.
 """
@@ -63,7 +70,7 @@ _FACE = {
     "create_stream_view": "writes.model_query",
     "without_empty_refs": "writes.model_query",
     "StreamingWrite": "writes.streaming",
-    "FeedShape": "writes.change_rows",
+    "FeedShape": "writes.cdc.change_rows",
     "run_streaming_model": "run.model_run",
     "CopyInto": "writes.copy_into",
     "copy_source_view": "writes.copy_into",
@@ -79,8 +86,8 @@ _FACE = {
     "add_missing_constraints": ("delta.constraints", "add_missing"),
     "delete_checkpoint": ("lifecycle.checkpoints", "delete"),
     # reset a checkpoint, keep the table: where the next run starts reading
-    "reset_model_checkpoint": "lifecycle.checkpoint_reset",
-    "apply_checkpoint_reset": ("lifecycle.checkpoint_reset", "apply_to_query"),
+    "reset_model_checkpoint": "lifecycle.reset.checkpoint_reset",
+    "apply_checkpoint_reset": ("lifecycle.reset.checkpoint_reset", "apply_to_query"),
     # a model with nothing new, told before its SQL is resolved
     "query_inputs_key": ("lifecycle.query_inputs", "key_of"),
     "up_to_date_before_resolving": "lifecycle.query_inputs",
@@ -88,9 +95,9 @@ _FACE = {
     "forget_redeploy": ("lifecycle.redeploy", "forget"),
     "roll_back_model": "lifecycle.rollback",
     # dbt unit tests of streaming models: one batch, or a micro-batch scenario
-    "unit_test_input_columns": ("run.model_tests", "input_columns"),
-    "unit_test_actual_rows": ("run.model_tests", "actual_rows"),
-    "drop_unit_test_views": ("run.model_tests", "drop_views"),
+    "unit_test_input_columns": ("unit_tests.model_tests", "input_columns"),
+    "unit_test_actual_rows": ("unit_tests.model_tests", "actual_rows"),
+    "drop_unit_test_views": ("unit_tests.model_tests", "drop_views"),
     # what dbt docs shows of a streaming table
     "catalog_stats": "delta.catalog",
     "table_properties": "delta.catalog",

@@ -38,7 +38,62 @@ a room imports only rooms below it here, and the modules above the rooms from an
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+# What a type checker sees: each name from its module, as _FACE below loads it when first used
+# (tests/unit/test_runtime_face.py checks they agree). ruff cannot tell that __all__, built from
+# _FACE, exports them, so F401 is off for this file:
+# ruff: noqa: F401
+if TYPE_CHECKING:
+    from dbt_spark_streaming.config.contracts import with_not_null
+    from dbt_spark_streaming.config.materializations import MATERIALIZATIONS, STREAMING_MATERIALIZATIONS
+    from dbt_spark_streaming.config.model import (
+        config_error_of, ModelConfig, read_model_config, source_stream_meta,
+    )
+    from dbt_spark_streaming.delta.catalog import catalog_stats, table_properties
+    from dbt_spark_streaming.delta.constraints import add_missing as add_missing_constraints
+    from dbt_spark_streaming.delta.tables import (
+        create_if_missing as create_table_if_missing, drop_if_exists as drop_table_if_exists,
+        empty as empty_table,
+    )
+    from dbt_spark_streaming.errors import ConfigError, StreamingError
+    from dbt_spark_streaming.lakehouse import (
+        folders_of as lakehouse_folders, Lakehouse, use_root as use_lakehouse_root,
+        use_target as use_lakehouse_target,
+    )
+    from dbt_spark_streaming.lifecycle.checkpoints import delete as delete_checkpoint
+    from dbt_spark_streaming.lifecycle.full_refresh import plan as plan_full_refresh
+    from dbt_spark_streaming.lifecycle.query_inputs import (
+        key_of as query_inputs_key, up_to_date_before_resolving,
+    )
+    from dbt_spark_streaming.lifecycle.redeploy import forget as forget_redeploy
+    from dbt_spark_streaming.lifecycle.reset.checkpoint_reset import (
+        apply_to_query as apply_checkpoint_reset, reset_model_checkpoint,
+    )
+    from dbt_spark_streaming.lifecycle.rollback import roll_back_model
+    from dbt_spark_streaming.run.interruption import stop_streams as stop_streams_on_interrupt
+    from dbt_spark_streaming.run.model_run import run_streaming_model
+    from dbt_spark_streaming.run.serving import (
+        say_unserved, serve_until_stopped, stop_all as stop_all_streams,
+    )
+    from dbt_spark_streaming.run.streaming_run import StreamingRun
+    from dbt_spark_streaming.session import (
+        active_session, DEFAULT_MASTER, get_or_create_session, start_in_background,
+    )
+    from dbt_spark_streaming.sources.corrupt_lines import (
+        checkpoint_of as corrupt_lines_checkpoint, keep_out_of_model as keep_corrupt_lines_out,
+        table_of as corrupt_lines_table,
+    )
+    from dbt_spark_streaming.sources.views import SourceViews, StreamSource
+    from dbt_spark_streaming.unit_tests.model_tests import (
+        actual_rows as unit_test_actual_rows, drop_views as drop_unit_test_views,
+        input_columns as unit_test_input_columns,
+    )
+    from dbt_spark_streaming.writes.backfill import backfills_said, run_backfills
+    from dbt_spark_streaming.writes.cdc.change_rows import FeedShape
+    from dbt_spark_streaming.writes.copy_into import copy_source_view, CopyInto, run_copy_into
+    from dbt_spark_streaming.writes.model_query import create_stream_view, without_empty_refs
+    from dbt_spark_streaming.writes.streaming import StreamingWrite
 
 _FACE = {
     # errors: every one the person running dbt should read derives from StreamingError

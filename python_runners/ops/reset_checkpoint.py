@@ -9,7 +9,7 @@ import argparse
 import sys
 from typing import Sequence
 
-from dbt_spark_streaming.lifecycle.checkpoint_reset import CheckpointResetError
+from dbt_spark_streaming.lifecycle.reset.checkpoint_reset import CheckpointResetError
 from dbt_spark_streaming.lifecycle.operation_commands import reset_checkpoint_args, reset_checkpoint_parser
 
 

@@ -17,7 +17,7 @@ import json
 import sys
 from typing import Any, Mapping, Sequence
 
-from dbt_spark_streaming.lifecycle.checkpoint_reset import CheckpointResetError, StartingPoint
+from dbt_spark_streaming.lifecycle.reset.checkpoint_reset import CheckpointResetError, StartingPoint
 
 COMMAND = "dbt-spark-streaming"
 RESET_HELP = "delete one streaming model's checkpoint, keep its table; its next run starts where you say"

@@ -18,7 +18,7 @@
     {%- do check_streaming_model() -%}
     {%- if execute and model is mapping and model.get('resource_type') == 'unit_test' -%}
         {#- a unit test: the input is its given rows (dbt's fixture), read as a batch or, in a
-            micro-batch scenario, as a stream of them (runtime/run/model_tests.py) -#}
+            micro-batch scenario, as a stream of them (runtime/unit_tests/model_tests.py) -#}
         {{ return(relation) }}
     {%- elif execute -%}
         {%- set stream_meta = adapter.stream_source_meta(graph, source_name, table_name) -%}

@@ -7,7 +7,7 @@ A streaming_table or cdc_table model (`materialize_streaming_model`):
    gets its table with no rows, so the models that read it can be checked too;
 2. its inputs remembered from the last run have nothing new: its SQL is left unresolved
    (lifecycle/query_inputs.py), and resolved later only if the run needs it after all;
-3. else a pending checkpoint reset sets where its reads start (lifecycle/checkpoint_reset.py),
+3. else a pending checkpoint reset sets where its reads start (lifecycle/reset/checkpoint_reset.py),
    and its query is resolved and checked into the view its stream starts from, the json/csv
    lines it cannot read kept out of it for their quarantine (sources/corrupt_lines.py);
 4. a full refresh, once the query resolved, so that a broken query drops nothing: its table,
@@ -29,12 +29,13 @@ from dbt_spark_streaming.config.model import ModelConfig
 from dbt_spark_streaming.delta import constraints as delta_constraints
 from dbt_spark_streaming.delta import tables as delta_tables
 from dbt_spark_streaming.lakehouse import Lakehouse
-from dbt_spark_streaming.lifecycle import checkpoint_reset, full_refresh, query_inputs
+from dbt_spark_streaming.lifecycle import full_refresh, query_inputs
+from dbt_spark_streaming.lifecycle.reset import checkpoint_reset
 from dbt_spark_streaming.run.invocation import Invocation
 from dbt_spark_streaming.run.model_run import run_streaming_model
 from dbt_spark_streaming.sources.corrupt_lines import CorruptLines, keep_out_of_model
 from dbt_spark_streaming.writes import backfill, copy_into, model_query
-from dbt_spark_streaming.writes.change_rows import FeedShape
+from dbt_spark_streaming.writes.cdc.change_rows import FeedShape
 from dbt_spark_streaming.writes.streaming import StreamingWrite
 
 EMPTY = "EMPTY"

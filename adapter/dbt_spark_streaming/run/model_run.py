@@ -16,7 +16,7 @@
    nothing that would wake the models downstream;
 6. with a processing-time trigger, the served query (and its companions), kept on the run so
    that serving can start them again; with on_new_data, the model (and its companions) kept for
-   the serving loop's scheduler, which runs them again when an input commits (run/dataflow.py).
+   the serving loop's scheduler, which runs them again when an input commits (serve/dataflow.py).
 
 writes/ only builds and starts queries; everything that knows about the run, redeploys and
 Ctrl-C is here.
@@ -40,19 +40,20 @@ from dbt_spark_streaming.delta import catalog as streaming_catalog
 from dbt_spark_streaming.delta import constraints as delta_constraints
 from dbt_spark_streaming.delta import tables as delta_tables
 from dbt_spark_streaming.errors import StreamingError
-from dbt_spark_streaming.delta import plans
+from dbt_spark_streaming.jvm import plans
+from dbt_spark_streaming.lifecycle.reset import checkpoint_reset
 from dbt_spark_streaming.lifecycle import (
-    checkpoint_reset, checkpoints, query_changes, query_fit, query_inputs, redeploy, up_to_date,
+    checkpoints, query_changes, query_fit, query_inputs, redeploy, up_to_date,
 )
 from dbt_spark_streaming.progress.recorder import ProgressRecorder
-from dbt_spark_streaming.run import dataflow, input_watches
+from dbt_spark_streaming.serve import dataflow, input_watches
 from dbt_spark_streaming.run.streaming_run import StreamingRun
 from dbt_spark_streaming.run.summary import StreamSummary, summarise
 from dbt_spark_streaming.session import claim_lakehouse_for
 from dbt_spark_streaming.sources import initial_snapshot
 from dbt_spark_streaming.sources.corrupt_lines import CorruptLines
 from dbt_spark_streaming.writes import batch_errors, commit_faults
-from dbt_spark_streaming.writes.apply_changes import applied_said
+from dbt_spark_streaming.writes.cdc.apply_changes import applied_said
 from dbt_spark_streaming.writes.corrupt_lines import CorruptLinesWrite, table_of
 from dbt_spark_streaming.writes.streaming import StreamingWrite, start_streaming_write, streaming_frame
 

@@ -6,6 +6,9 @@ from importlib import import_module
 from typing import Any, Iterable, Mapping, Optional
 
 from dbt.adapters.base.impl import AdapterTrackingRelationInfo, ConstraintSupport
+from dbt.adapters.base.relation import BaseRelation
+from dbt.adapters.contracts.connection import Connection
+from dbt.adapters.contracts.relation import RelationConfig
 from dbt.adapters.base.meta import available
 from dbt.adapters.events.types import AdapterEventWarning
 from dbt.adapters.spark.impl import SparkAdapter
@@ -42,7 +45,7 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
         return "spark_streaming"
 
     @classmethod
-    def get_adapter_run_info(cls, config: Any) -> AdapterTrackingRelationInfo:
+    def get_adapter_run_info(cls, config: RelationConfig) -> AdapterTrackingRelationInfo:
         # dbt derives the module from the class name (-> "sparkstreaming"); ours has an underscore.
         return AdapterTrackingRelationInfo(
             adapter_name=cls.type(),
@@ -51,7 +54,7 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
             model_adapter_details=cls._get_adapter_specific_run_info(config),
         )
 
-    def _get_columns_for_catalog(self, relation: Any) -> Iterable[dict]:
+    def _get_columns_for_catalog(self, relation: BaseRelation) -> Iterable[dict]:
         """dbt-spark's catalog columns, plus a streaming model's output mode, trigger and checkpoint."""
         columns = list(super()._get_columns_for_catalog(relation))
         if columns and relation.type == "table":
@@ -60,7 +63,7 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
                 column.update(stats)
         return columns
 
-    def acquire_connection(self, name: Optional[str] = None) -> Any:
+    def acquire_connection(self, name: Optional[str] = None) -> Connection:
         # A run's "master" connection opens before it asks for the selected models' relations:
         # those it asked for earlier (while parsing, every node's) are not the run's.
         if name == "master":
@@ -91,7 +94,8 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
                 "so the run stopped before waiting for Spark.", node=first)
 
     def set_relations_cache(
-        self, relation_configs: Iterable[Any], clear: bool = False, required_schemas: Any = None
+        self, relation_configs: Iterable[RelationConfig], clear: bool = False,
+        required_schemas: Optional[set[BaseRelation]] = None,
     ) -> None:
         """`dbt compile` lists nothing up front (as with --no-populate-cache), so compiling starts
         no Spark session; a macro that asks for a relation still gets it, listed then."""
@@ -101,7 +105,7 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
             return
         super().set_relations_cache(relation_configs, clear, required_schemas)
 
-    def _get_cache_schemas(self, relation_configs: Iterable[Any]) -> set:
+    def _get_cache_schemas(self, relation_configs: Iterable[RelationConfig]) -> set:
         """Schemas whose relations dbt lists before the run (a `show table extended` per schema,
         reading every table's metadata). Streaming materialisations never ask that cache, so a
         schema that only they write is not listed; `get_relation` on it still works uncached."""

@@ -1,4 +1,4 @@
-"""The adapter's methods for dbt unit tests of streaming models (runtime/run/model_tests.py):
+"""The adapter's methods for dbt unit tests of streaming models (runtime/unit_tests/model_tests.py):
 a mixin, so that dbt still finds them `@available` to Jinja (AdapterMeta collects a base's)."""
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from dbt_spark_streaming.delta import tables as delta_tables
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.errors import StreamingModelError
 from dbt_spark_streaming.progress import batch_notes
 from dbt_spark_streaming.writes.batch_marks import recorded_batch_in

@@ -16,7 +16,7 @@ from py4j.protocol import Py4JJavaError
 
 from dbt_spark_streaming.config.cdc import ApplyChanges, ChangesConfigError
 from dbt_spark_streaming.errors import StreamingModelError
-from dbt_spark_streaming.writes import sequence_ties
+from dbt_spark_streaming.writes.cdc import sequence_ties
 
 SEQ, DELETE, TRUNCATE = "__seq", "__delete", "__truncate"
 

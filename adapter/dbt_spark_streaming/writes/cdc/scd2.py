@@ -18,11 +18,12 @@ from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, Observation, Window
 from pyspark.sql import functions as F
 
-from dbt_spark_streaming.writes.change_rows import DELETE, SEQ, ChangeBatch, FeedShape, observed_metrics
+from dbt_spark_streaming.writes.cdc.change_rows import DELETE, SEQ, ChangeBatch, FeedShape, observed_metrics
 from dbt_spark_streaming.progress import batch_notes
-from dbt_spark_streaming.writes import commit_faults, sequence_ties
+from dbt_spark_streaming.writes import commit_faults
+from dbt_spark_streaming.writes.cdc import sequence_ties
 from dbt_spark_streaming.writes.merge import planned_once, sized_source
-from dbt_spark_streaming.writes.tombstones import remember_deletes, tombstones
+from dbt_spark_streaming.writes.cdc.tombstones import remember_deletes, tombstones
 
 _PRIORITY, _REMOVE, _WAS_CURRENT = "__priority", "__remove", "__was_current"
 VERSIONS_CLOSED = "cdc_versions_closed"  # a batch's count of versions given an end (the run line)

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Optional
 
-from dbt_spark_streaming.lifecycle.reset_arguments import StartingPoint, current_ms, iso
+from dbt_spark_streaming.lifecycle.reset.reset_arguments import StartingPoint, current_ms, iso
 
 RECORD = "_reset.json"
 APPLIED = "_reset.applied.json"

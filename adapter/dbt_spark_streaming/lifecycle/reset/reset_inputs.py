@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from dbt_spark_streaming.config.stream_reads import REF, SOURCE, stream_reads
-from dbt_spark_streaming.lifecycle.reset_arguments import CheckpointResetError, StartingPoint
-from dbt_spark_streaming.lifecycle.reset_record import Input
+from dbt_spark_streaming.lifecycle.reset.reset_arguments import CheckpointResetError, StartingPoint
+from dbt_spark_streaming.lifecycle.reset.reset_record import Input
 
 
 def streaming_inputs(node: Mapping[str, Any], graph: Mapping[str, Any], config: Any) -> list[Input]:

@@ -1,5 +1,5 @@
 """When a served query or run that failed is started again, and when serving gives up: one rule
-for the processing-time queries (run/serving.py) and the dataflow's runs (run/dataflow.py)."""
+for the processing-time queries (run/serving.py) and the dataflow's runs (serve/dataflow.py)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ table's location, and how to start its query again from its checkpoint as an `av
 run. The scheduler, called by the serving loop (run/serving.py) every `POLL_SECONDS` and at once
 when a run ends:
 
-1. asks every input's watch (run/input_watches.py: a `stat` or two, no Spark) whether it changed;
+1. asks every input's watch (serve/input_watches.py: a `stat` or two, no Spark) whether it changed;
    each model reading a changed input becomes pending, since the time of the change (for a table
    another served model writes, since the time its own inputs changed: lag is end to end); and
    every `RECHECK_SECONDS` every model, for what a watch may have missed;
@@ -40,12 +40,12 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.delta import log as delta_log
-from dbt_spark_streaming.delta.plans import StreamingInput
+from dbt_spark_streaming.jvm.plans import StreamingInput
 from dbt_spark_streaming.errors import StreamingModelError
 from dbt_spark_streaming.lifecycle import up_to_date
-from dbt_spark_streaming.run import backoff, input_watches
+from dbt_spark_streaming.serve import backoff, input_watches
 from dbt_spark_streaming.session import get_or_create_session
 from dbt_spark_streaming.writes.batch_errors import failure
 

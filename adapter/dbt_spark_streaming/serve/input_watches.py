@@ -1,6 +1,6 @@
 """Whether a served model's input may have something new, found without Spark and almost free.
 
-The dataflow scheduler (run/dataflow.py) asks every input of every served model many times a
+The dataflow scheduler (serve/dataflow.py) asks every input of every served model many times a
 second, so a watch must cost next to nothing when nothing changed:
 
 - a local landing folder: the modification times of the folder and of its subfolders (a file
@@ -22,8 +22,8 @@ import os
 import time
 from typing import Callable, Optional, Protocol
 
-from dbt_spark_streaming.delta.hadoop_fs import local_path
-from dbt_spark_streaming.delta.plans import StreamingInput
+from dbt_spark_streaming.jvm.hadoop_fs import local_path
+from dbt_spark_streaming.jvm.plans import StreamingInput
 
 FILE_FORMATS = ("json", "csv", "parquet", "text", "orc", "avro", "binaryFile", "xml")
 REMOTE_POLL_SECONDS = 5.0

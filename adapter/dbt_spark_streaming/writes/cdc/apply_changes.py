@@ -12,12 +12,12 @@ from dbt_spark_streaming.delta import tables as delta_tables
 from dbt_spark_streaming.config.cdc import ApplyChanges, table_properties
 from dbt_spark_streaming.progress import batch_notes
 from dbt_spark_streaming.progress.batch import batches_of
-from dbt_spark_streaming.writes import sequence_ties
-from dbt_spark_streaming.writes.change_rows import FeedShape, change_rows
+from dbt_spark_streaming.writes.cdc import sequence_ties
+from dbt_spark_streaming.writes.cdc.change_rows import FeedShape, change_rows
 from dbt_spark_streaming.writes.idempotent_batches import delta_transaction, once_per_batch
 from dbt_spark_streaming.writes.merge import release, source_already_materialized
-from dbt_spark_streaming.writes.scd1 import apply_scd1
-from dbt_spark_streaming.writes.scd2 import VERSIONS_CLOSED, apply_scd2
+from dbt_spark_streaming.writes.cdc.scd1 import apply_scd1
+from dbt_spark_streaming.writes.cdc.scd2 import VERSIONS_CLOSED, apply_scd2
 
 
 def create_tables_if_missing(

@@ -26,10 +26,10 @@ from dbt_spark_streaming.errors import StreamingModelError
 from dbt_spark_streaming.config.event_time import Watermark
 from dbt_spark_streaming.progress.recorder import UNIT_TEST_QUERY_PREFIX
 from dbt_spark_streaming.config.stream_reads import TABLE, replace_reads, stream_reads
-from dbt_spark_streaming.delta.memory_stream import MemoryFeed
+from dbt_spark_streaming.jvm.memory_stream import MemoryFeed
 from dbt_spark_streaming.config.model import read_model_config
 from dbt_spark_streaming.writes.expectation_checks import checked, kept_rows, model_columns
-from dbt_spark_streaming.run.model_test_inputs import (  # noqa: F401 - input_columns: the face's
+from dbt_spark_streaming.unit_tests.model_test_inputs import (  # noqa: F401 - input_columns: the face's
     BATCH, ScenarioConfigError, fixtures_of, input_columns, input_name, input_view, refuse_inputs_not_read,
 )
 

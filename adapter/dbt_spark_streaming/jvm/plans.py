@@ -1,6 +1,6 @@
 """A DataFrame's query plan, as Spark's JVM holds it: what the runtime asks of one.
 
-A plan here is the JVM's own object (a py4j handle): callers outside delta/ pass it back to
+A plan here is the JVM's own object (a py4j handle): callers outside jvm/ pass it back to
 these functions and never call methods on it themselves.
 """
 

@@ -15,9 +15,7 @@ from delta.tables import DeltaTable
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from dbt_spark_streaming.writes.change_rows import (
-    DELETE, SEQ, TRUNCATE, ChangeBatch, FeedShape, literal,
-)
+from dbt_spark_streaming.writes.cdc.change_rows import DELETE, SEQ, TRUNCATE, ChangeBatch, FeedShape, literal
 
 DELETED_AT = "__deleted_at"
 COLLECT_EVERY = 20  # batches

@@ -14,11 +14,11 @@ from zoneinfo import ZoneInfo
 
 from pyspark.sql import SparkSession
 
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.delta import log as delta_log
 from dbt_spark_streaming.delta import tables as delta_tables
-from dbt_spark_streaming.lifecycle.reset_arguments import StartingPoint
-from dbt_spark_streaming.lifecycle.reset_record import Input, Reset
+from dbt_spark_streaming.lifecycle.reset.reset_arguments import StartingPoint
+from dbt_spark_streaming.lifecycle.reset.reset_record import Input, Reset
 
 # Kafka's own starting options, which a reset's replace.
 _KAFKA_STARTS = ("startingOffsets", "startingTimestamp", "startingOffsetsByTimestamp")

@@ -9,7 +9,7 @@ from urllib.parse import unquote, urlsplit
 
 from pyspark.sql import SparkSession
 
-from dbt_spark_streaming.delta.jvm_classes import jvm_class
+from dbt_spark_streaming.jvm.jvm_classes import jvm_class
 
 
 class DataFile(NamedTuple):

@@ -31,15 +31,15 @@ from typing import Any, Mapping, Optional, Sequence
 from pyspark.sql import SparkSession
 
 from dbt_spark_streaming.config.model import read_model_config
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.lakehouse import Lakehouse
 from dbt_spark_streaming.errors import root_cause
 from dbt_spark_streaming.lifecycle import checkpoints
-from dbt_spark_streaming.lifecycle.reset_arguments import CheckpointResetError, StartingPoint, iso
-from dbt_spark_streaming.lifecycle.reset_inputs import check_point_fits, streaming_inputs
-from dbt_spark_streaming.lifecycle.reset_offsets import with_latest_version
-from dbt_spark_streaming.lifecycle.reset_reads import reading_from
-from dbt_spark_streaming.lifecycle.reset_record import APPLIED, RECORD, Input, Reset
+from dbt_spark_streaming.lifecycle.reset.reset_arguments import CheckpointResetError, StartingPoint, iso
+from dbt_spark_streaming.lifecycle.reset.reset_inputs import check_point_fits, streaming_inputs
+from dbt_spark_streaming.lifecycle.reset.reset_offsets import with_latest_version
+from dbt_spark_streaming.lifecycle.reset.reset_reads import reading_from
+from dbt_spark_streaming.lifecycle.reset.reset_record import APPLIED, RECORD, Input, Reset
 from dbt_spark_streaming.session import claim_lakehouse_for
 
 RESETTABLE_MATERIALIZATIONS = ("streaming_table", "cdc_table")

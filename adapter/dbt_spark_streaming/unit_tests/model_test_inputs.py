@@ -1,4 +1,4 @@
-"""The inputs of a dbt unit test of a streaming model (run/model_tests.py runs it): the fixture
+"""The inputs of a dbt unit test of a streaming model (unit_tests/model_tests.py runs it): the fixture
 CTEs dbt puts in front of the model's SQL, the column types of their given rows, the temp views
 a scenario reads them through, and the inputs given that the model does not read.
 """

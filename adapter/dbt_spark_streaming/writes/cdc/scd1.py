@@ -18,13 +18,14 @@ from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, Observation, Window
 from pyspark.sql import functions as F
 
-from dbt_spark_streaming.writes.change_rows import (
+from dbt_spark_streaming.writes.cdc.change_rows import (
     DELETE, SEQ, TRUNCATE, ChangeBatch, FeedShape, literal, observed_metrics,
 )
-from dbt_spark_streaming.writes import commit_faults, sequence_ties
+from dbt_spark_streaming.writes import commit_faults
+from dbt_spark_streaming.writes.cdc import sequence_ties
 from dbt_spark_streaming.writes.merge import planned_once, sized_source
-from dbt_spark_streaming.writes.tombstones import remember_deletes
-from dbt_spark_streaming.writes.tombstones import tombstones as remembered
+from dbt_spark_streaming.writes.cdc.tombstones import remember_deletes
+from dbt_spark_streaming.writes.cdc.tombstones import tombstones as remembered
 
 
 def apply_scd1(batch: ChangeBatch, shape: FeedShape, table: str, app_id: str, batch_id: int) -> list:

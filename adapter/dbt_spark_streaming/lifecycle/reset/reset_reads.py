@@ -17,8 +17,8 @@ from dbt_spark_streaming.config.stream_reads import (
     SOURCE_VIEW, TABLE, StreamRead, replace_reads, reset_view_name, source_view_name,
 )
 from dbt_spark_streaming.errors import StreamingModelError
-from dbt_spark_streaming.lifecycle.reset_offsets import delta_options, kafka_options
-from dbt_spark_streaming.lifecycle.reset_record import Reset, normal_table
+from dbt_spark_streaming.lifecycle.reset.reset_offsets import delta_options, kafka_options
+from dbt_spark_streaming.lifecycle.reset.reset_record import Reset, normal_table
 from dbt_spark_streaming.sources.frames import source_frame
 
 

@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from pyspark.sql import SparkSession
 
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 
 OFFSETS, COMMITS = "offsets", "commits"
 VOID_OFFSET = "-"  # Spark's offset-log line for a source without an offset

@@ -1,5 +1,5 @@
 """An in-memory streaming input (Spark's MemoryStream): a unit test's scenario feeds its given
-rows through one, a batch at a time (run/model_tests.py)."""
+rows through one, a batch at a time (unit_tests/model_tests.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 # Quick start: `make run` (the demo pipeline) and `make test` (lint + tests).
 # Everything is installed into the repository: .venv/ (Python packages), .jars/ (Delta Lake's and
 # Spark's Kafka connector's jars from Maven Central) and .jars-kafka-broker/ (a Kafka broker for the
-# tests, kept off Spark's classpath). Data lives in .lakehouse/ (see README for moving it).
+# tests, kept off Spark's classpath). Data lives in .lakehouse/ (docs/lakehouse.md says how to move it).
 
 PYTHON ?= python3
 VENV := .venv
@@ -52,6 +52,8 @@ lint: $(INSTALLED)
 	$(BIN)/ruff check python_runners adapter tests bench
 	$(BIN)/python -m python_runners.ops.import_rules
 	$(BIN)/python -m python_runners.ops.doc_paths
+	$(BIN)/python -m python_runners.ops.plugin_calls
+	$(BIN)/python -m python_runners.ops.config_reference --check
 
 # The suite's tiers, fastest first, each its own pytest (and JVM, but the unit tier's): a broken
 # unit test fails `make test` in seconds. Each writes JUnit XML into .test-times/, and `make test`

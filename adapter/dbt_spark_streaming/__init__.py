@@ -4,26 +4,34 @@ The adapter imports only names from here (`make lint` checks), so the modules be
 split without the plugin noticing. Each name is imported when first used: importing the face
 starts nothing and pulls in no Spark code that a command does not use.
 
-Where a change goes:
+Where a change goes (each room's __init__.py says what it is for and which rooms it may import;
+a room imports only rooms below it here, and the modules above the rooms from anywhere):
 
     session.py, classpath.py, metastore.py, run_lock.py
                  the Spark session, its jars, its catalog, and the lock it takes on the lakehouse
     lakehouse.py, errors.py    where files live; every error a person reads (StreamingError)
+    run/         one dbt invocation: each materialisation one call (materialize.py), the steps
+                 of a model's run in order (model_run.py), Ctrl-C, the summary, and serving the
+                 invocation's queries until stopped (serving.py)
+    serve/       the serving loop's scheduler: runs on_new_data models again when an input
+                 commits (dataflow.py), the inputs' watches, the pause after a failure
+    unit_tests/  dbt unit tests of streaming models: one batch, or a micro-batch scenario
+    lifecycle/   what happens to a model's table and checkpoint between runs: full refresh,
+                 redeploy and rollback, query changes, whether a model has anything new to run
+                 (up_to_date.py); checkpoint reset in lifecycle/reset/
+    writes/      a model's query resolved and checked, and the queries that write its table
+                 (appends, MERGEs, COPY INTO; cdc in writes/cdc/); they start queries and know
+                 nothing of the run, redeploys or Ctrl-C
+    sources/     streaming sources as temp views
+    progress/    batch progress: live view, progress table, status file, the service's own time
+    delta/       Delta tables, their log and properties, catalog, constraints
+    jvm/         the JVM's handles that are not Delta's: Hadoop files, query plans, a
+                 checkpoint's logs, MemoryStream; with delta/ and session.py, the only modules
+                 that use py4j (`_jvm`, `_jsparkSession`, `_jdf`)
     config/      a model's settings, read and checked without Spark: a new setting is a field of
                  its materialisation's config and a line in config/settings.py; a new
                  materialisation a line in config/materializations.py
-    lifecycle/   what happens to a model's table and checkpoint between runs: full refresh,
-                 checkpoint reset, redeploy and rollback, query changes, whether a model
-                 has anything new to run (up_to_date.py)
-    delta/       Delta tables, their log and properties, Hadoop files, query plans: the only
-                 modules, with session.py, that use py4j (`_jvm`, `_jsparkSession`, `_jdf`)
-    sources/     streaming sources as temp views
-    writes/      a model's query resolved and checked, and the queries that write its table
-                 (appends, MERGEs, cdc, COPY INTO); they start queries and know nothing of the
-                 run, redeploys or Ctrl-C
-    run/         one dbt invocation: the coordinator of a model's steps (model_run.py), Ctrl-C,
-                 serving, dbt unit tests of streaming models
-    progress/    batch progress: live view, progress table, status file, the service's own time
+    lint/        the streaming lint of a project's SQL, without Spark
 
 `make lint` (python_runners/ops/import_rules.py) holds these rules and finds import circles.
 """
@@ -31,7 +39,32 @@ Where a change goes:
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+# What a type checker sees: each name from its module, as _FACE below loads it when first used
+# (tests/unit/test_runtime_face.py checks they agree). ruff cannot tell that __all__, built from
+# _FACE, exports them, so F401 is off for this file:
+# ruff: noqa: F401
+if TYPE_CHECKING:
+    from dbt_spark_streaming.config.materializations import MATERIALIZATIONS, STREAMING_MATERIALIZATIONS
+    from dbt_spark_streaming.config.model import (
+        config_error_of, ModelConfig, read_model_config, source_stream_meta,
+    )
+    from dbt_spark_streaming.delta.catalog import catalog_stats_of
+    from dbt_spark_streaming.errors import ConfigError, StreamingError
+    from dbt_spark_streaming.lakehouse import folders_of as lakehouse_folders
+    from dbt_spark_streaming.lifecycle.reset.checkpoint_reset import reset_model_checkpoint
+    from dbt_spark_streaming.lifecycle.rollback import roll_back_model
+    from dbt_spark_streaming.run.interruption import stop_streams as stop_streams_on_interrupt
+    from dbt_spark_streaming.run.invocation import Invocation
+    from dbt_spark_streaming.run.materialize import materialize_copy_into, materialize_streaming_model
+    from dbt_spark_streaming.run.serving import serve_until_stopped, stop_all as stop_all_streams
+    from dbt_spark_streaming.session import DEFAULT_MASTER, get_or_create_session
+    from dbt_spark_streaming.unit_tests.model_tests import (
+        actual_rows as unit_test_actual_rows, drop_views as drop_unit_test_views,
+        input_columns as unit_test_input_columns,
+    )
+    from dbt_spark_streaming.writes.copy_into import copy_source_view
 
 _FACE = {
     # errors: every one the person running dbt should read derives from StreamingError
@@ -40,11 +73,9 @@ _FACE = {
     # the Spark session and the lakehouse it works in
     "DEFAULT_MASTER": "session",
     "get_or_create_session": "session",
-    "start_in_background": "session",
-    "Lakehouse": "lakehouse",
-    "use_lakehouse_root": ("lakehouse", "use_root"),
-    "use_lakehouse_target": ("lakehouse", "use_target"),
     "lakehouse_folders": ("lakehouse", "folders_of"),
+    # one dbt invocation: its lakehouse, its source views, its run
+    "Invocation": "run.invocation",
     # a model's config, read once
     "MATERIALIZATIONS": "config.materializations",
     "STREAMING_MATERIALIZATIONS": "config.materializations",
@@ -52,55 +83,23 @@ _FACE = {
     "read_model_config": "config.model",
     "config_error_of": "config.model",
     "source_stream_meta": "config.model",
-    # sources, and the temp views models read them through
-    "StreamSource": "sources.views",
-    "SourceViews": "sources.views",
-    # json/csv lines a model cannot read: kept out of its rows, quarantined beside its table
-    "keep_corrupt_lines_out": ("sources.corrupt_lines", "keep_out_of_model"),
-    "corrupt_lines_table": ("sources.corrupt_lines", "table_of"),
-    "corrupt_lines_checkpoint": ("sources.corrupt_lines", "checkpoint_of"),
-    # a model's query, its write and its table
-    "create_stream_view": "writes.model_query",
-    "without_empty_refs": "writes.model_query",
-    "StreamingWrite": "writes.streaming",
-    "FeedShape": "writes.change_rows",
-    "run_streaming_model": "run.model_run",
-    "CopyInto": "writes.copy_into",
+    # the materialisations, one call each
+    "materialize_streaming_model": "run.materialize",
+    "materialize_copy_into": "run.materialize",
     "copy_source_view": "writes.copy_into",
-    "run_copy_into": "writes.copy_into",
-    "run_backfills": "writes.backfill",
-    "backfills_said": "writes.backfill",
-    "create_table_if_missing": ("delta.tables", "create_if_missing"),
-    "drop_table_if_exists": ("delta.tables", "drop_if_exists"),
-    "empty_table": ("delta.tables", "empty"),
-    "plan_full_refresh": ("lifecycle.full_refresh", "plan"),
-    # a model's enforced contract on its table
-    "with_not_null": "config.contracts",
-    "add_missing_constraints": ("delta.constraints", "add_missing"),
-    "delete_checkpoint": ("lifecycle.checkpoints", "delete"),
-    # reset a checkpoint, keep the table: where the next run starts reading
-    "reset_model_checkpoint": "lifecycle.checkpoint_reset",
-    "apply_checkpoint_reset": ("lifecycle.checkpoint_reset", "apply_to_query"),
-    # a model with nothing new, told before its SQL is resolved
-    "query_inputs_key": ("lifecycle.query_inputs", "key_of"),
-    "up_to_date_before_resolving": "lifecycle.query_inputs",
-    # blue/green redeploy: what a full refresh clears, and the rollback
-    "forget_redeploy": ("lifecycle.redeploy", "forget"),
+    # run-operations: reset a checkpoint and keep the table; roll a redeploy back
+    "reset_model_checkpoint": "lifecycle.reset.checkpoint_reset",
     "roll_back_model": "lifecycle.rollback",
     # dbt unit tests of streaming models: one batch, or a micro-batch scenario
-    "unit_test_input_columns": ("run.model_tests", "input_columns"),
-    "unit_test_actual_rows": ("run.model_tests", "actual_rows"),
-    "drop_unit_test_views": ("run.model_tests", "drop_views"),
+    "unit_test_input_columns": ("unit_tests.model_tests", "input_columns"),
+    "unit_test_actual_rows": ("unit_tests.model_tests", "actual_rows"),
+    "drop_unit_test_views": ("unit_tests.model_tests", "drop_views"),
     # what dbt docs shows of a streaming table
-    "catalog_stats": "delta.catalog",
-    "table_properties": "delta.catalog",
-    # the run: Ctrl-C, served queries, progress
-    "StreamingRun": "run.streaming_run",
+    "catalog_stats_of": "delta.catalog",
+    # Ctrl-C, served queries
     "stop_streams_on_interrupt": ("run.interruption", "stop_streams"),
     "serve_until_stopped": "run.serving",
     "stop_all_streams": ("run.serving", "stop_all"),
-    "say_unserved": "run.serving",
-    "active_session": "session",
 }
 
 __all__ = sorted(_FACE)

@@ -10,7 +10,7 @@ each checkpoint its progress, loaded in bulk with one current row per key (not t
 path; not measured; bench/cdc/measure.py). Then each round appends one batch of changes to 1% of the keys
 (bench/cdc/feed.py: updates, some twice, deletes, new keys, late changes, repeats) and runs each
 query once with the availableNow trigger, through the real foreachBatch function
-(writes/apply_changes.py's applying_changes), one micro-batch per round. The first round is a
+(writes/cdc/apply_changes.py's applying_changes), one micro-batch per round. The first round is a
 warm-up, not counted.
 
 Per-batch time is the query progress's durationMs.triggerExecution (the micro-batch from start to

@@ -81,8 +81,8 @@ def measure_size(spark, lakehouse: Lakehouse, feed: ChangeFeed, batches: int, fi
     from dbt_spark_streaming.config.cdc import ApplyChanges
     from dbt_spark_streaming.config.streaming_table import CdcTableConfig
     from dbt_spark_streaming.config.triggers import AVAILABLE_NOW
-    from dbt_spark_streaming.writes.apply_changes import create_tables_if_missing
-    from dbt_spark_streaming.writes.change_rows import FeedShape
+    from dbt_spark_streaming.writes.cdc.apply_changes import create_tables_if_missing
+    from dbt_spark_streaming.writes.cdc.change_rows import FeedShape
     from dbt_spark_streaming.writes.streaming import StreamingWrite
 
     keys = feed.keys

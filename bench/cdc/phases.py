@@ -1,7 +1,7 @@
 """Where a cdc_table batch's time goes, timed inside the real foreachBatch function.
 
 `PhaseClock.installed()` wraps, in this process only, the functions the runtime's
-writes/apply_changes.py calls (the runtime itself is unchanged; bench/harness/phases.py): change_rows (the batch's
+writes/cdc/apply_changes.py calls (the runtime itself is unchanged; bench/harness/phases.py): change_rows (the batch's
 changes, computed once by a local checkpoint), apply_scd1 / apply_scd2, their remember_deletes
 (the tombstones' MERGE) and Delta's MergeBuilder.execute. Each foreachBatch call leaves one record:
 
@@ -29,7 +29,7 @@ from typing import Callable, Iterator
 from delta.tables import DeltaMergeBuilder
 
 from bench.harness.phases import BatchClock
-from dbt_spark_streaming.writes import apply_changes, scd1, scd2
+from dbt_spark_streaming.writes.cdc import apply_changes, scd1, scd2
 
 PHASES = ("change_rows", "source", "merge", "tombstones", "other")
 

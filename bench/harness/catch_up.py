@@ -45,7 +45,7 @@ def run_to_end(spark: SparkSession, write: StreamingWrite, **start_options) -> S
 
 
 def timed_catch_up(spark: SparkSession, write: StreamingWrite) -> CatchUp:
-    """run_streaming_write's catch-up leg, kept here because its summary drops the query's progress."""
+    """A model run's catch-up leg (run/model_run.py), kept here because its summary drops the query's progress."""
     if not write.trigger.runs_until_caught_up:
         raise ValueError(f"{write.model}: a timed catch-up needs a trigger that stops by itself")
     version_before = delta_tables.current_version(spark, write.target_table)

@@ -1,7 +1,7 @@
 """The imports of a tree of Python modules, read with `ast` without running any: every import
 (at the top, inside functions, under `if TYPE_CHECKING:`) as the module it imports, the
-attributes each module uses, and the import circles. `make lint`'s rules (import_rules.py) are
-checked on it.
+attributes each module uses, and the import circles (of modules, or of any graph: rooms.py's
+order). `make lint`'s rules (import_rules.py) are checked on it.
 
 A module is named by its path from the repository (adapter/dbt_spark_streaming/session.py is
 dbt_spark_streaming.session). `from a import b`, where a.b is a module, imports a.b.
@@ -145,6 +145,12 @@ def circles(modules: dict[str, Module], packages: Sequence[str] = ("python_runne
         for name, module in modules.items()
         if within(name, packages)
     }
+    return graph_circles(graph)
+
+
+def graph_circles(graph: dict[str, list[str]]) -> list[list[str]]:
+    """The circles of a graph given as each node's children (all of them nodes): for each node in
+    one, the shortest circle through it (each circle once), as [a, b, ..., a]."""
     found: dict[tuple[str, ...], list[str]] = {}
     for start in sorted(graph):
         circle = _shortest_circle(graph, start)

@@ -5,9 +5,18 @@ runtime dbt_spark_streaming and the dbt plugin) with `ast`, every import in it (
 inside functions, under `if TYPE_CHECKING:`; import_graph.py), and checks:
 
 1. no import circle among python_runners' modules or the runtime's;
-2. the rules below (`IMPORT_RULES`, `HANDLE_RULES`): which room imports what, and where py4j's
-   handles on the JVM may be used;
-3. the runtime's root holds only the modules in `ROOT_MODULES`; anything else lives in a room.
+2. the order of the runtime's rooms (the packages under it: run/, serve/, writes/, ...; a room's
+   sub-packages are part of it): each room's __init__.py says in its docstring which rooms it
+   may import (`May import: ...`, read by rooms.py), those lines make no loop, every import
+   from one room into another is one its line allows, and no imports make a loop of rooms;
+3. the rules below (`IMPORT_RULES`, `HANDLE_RULES`): the runtime and the plugin without this
+   repository's tools, the plugin through the runtime's face only, config without Spark, and
+   where py4j's handles on the JVM may be used;
+4. the runtime's root holds only the modules in `ROOT_MODULES`, which every room may import;
+   anything else lives in a room.
+
+A new room is a folder with an __init__.py that says what it is for and `May import: ...`
+(the package command's, on top of all others, `May import: every room`); nothing here changes.
 
 `from dbt_spark_streaming import X`, where X is a module, is an import of that module. The
 runtime's face (adapter/dbt_spark_streaming/__init__.py) imports its names by strings, when first
@@ -22,9 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
-from python_runners.ops.import_graph import Import, Module, circles, read_modules, within
+from python_runners.ops.import_graph import Import, Module, circles, graph_circles, read_modules, within
+from python_runners.ops.rooms import MAY_IMPORT, Room, allowed, order_problems, read_rooms
 
 RT = "dbt_spark_streaming"  # the runtime, installed with the adapter (adapter/)
+RUNTIME = Path("adapter", RT)
 
 
 def _under(package: str, *names: str) -> tuple[str, ...]:
@@ -54,10 +65,8 @@ class HandleRule:
 ADAPTER = "dbt.adapters.spark_streaming"
 
 IMPORT_RULES: tuple[ImportRule, ...] = (
-    ImportRule(f"{RT}.config", _under(RT, "writes", "run", "lifecycle", "sources", "delta", "progress"),
+    ImportRule(f"{RT}.config", _under(RT, "session", "jvm_options", "jvm", "delta"),
                "config is read without Spark: by dbt's parse, `make lint` and the unit tier"),
-    ImportRule(f"{RT}.writes", _under(RT, "run", "lifecycle"),
-               "writes start queries and know nothing of the run, redeploys or interruption"),
     ImportRule(RT, ("python_runners",),
                "the runtime is installed without this repository; ops, infra, demo and testing are "
                "this repository's tools around it"),
@@ -68,25 +77,15 @@ IMPORT_RULES: tuple[ImportRule, ...] = (
 )
 
 HANDLE_RULES: tuple[HandleRule, ...] = (
-    HandleRule(("_jvm", "_jsparkSession", "_jdf", "_jsc"), (f"{RT}.delta", f"{RT}.session"),
-               "the JVM boundary is one room: what the runtime asks of the JVM is a named function "
-               "in runtime/delta/; the session's own handles stay in runtime/session.py"),
+    HandleRule(("_jvm", "_jsparkSession", "_jdf", "_jsc"), (f"{RT}.jvm", f"{RT}.delta", f"{RT}.session"),
+               "the JVM boundary is two rooms: what the runtime asks of the JVM is a named function "
+               "in runtime/jvm/ (files, plans, checkpoints) or runtime/delta/ (Delta tables); the "
+               "session's own handles stay in runtime/session.py"),
 )
 
 # The runtime's root: the face and what every room uses. Any other module lives in a room.
 ROOT_MODULES = ("__init__", "session", "errors", "lakehouse", "classpath", "metastore", "run_lock",
                 "jvm_options", "command_line")
-ROOMS = {
-    "config": "model config, settings; read without Spark",
-    "lifecycle": "full refresh, checkpoints, reset, redeploy, query changes",
-    "delta": "Delta tables, Hadoop file system, catalog, constraints, the JVM's handles",
-    "run": "the run, interruption, serving, unit tests of models",
-    "sources": "what models read",
-    "writes": "streaming writes into Delta",
-    "progress": "batch progress",
-    "lint": "the streaming lint of a project's SQL, without Spark",
-    "commands": "the installed command's operations (serve, status, stop, report, ...); imports every room",
-}
 
 ROOTS = ("python_runners", "adapter")  # folders of the repository read; adapter/ is optional
 PACKAGES = ("python_runners", RT)  # where import circles are looked for
@@ -132,20 +131,61 @@ def rule_problems(modules: dict[str, Module]) -> list[str]:
                     lines[line].append(attribute)
             found += [f"    {module.path}:{line}: {', '.join(used)}" for line, used in lines.items() if used]
         if found:
-            allowed = " and ".join(_as_path(name, modules) for name in rule.allowed_in)
+            *others, last = [_as_path(name, modules) for name in rule.allowed_in]
+            allowed = f"{', '.join(others)} and {last}" if others else last
             said.append("\n".join([f"only {allowed} use {', '.join(rule.attributes)} ({rule.why}):", *found]))
     return said
 
 
-def root_problems(modules: dict[str, Module]) -> list[str]:
+def room_of(name: str, rooms: dict[str, Room]) -> Optional[str]:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == RT and parts[1] in rooms else None
+
+
+def room_problems(modules: dict[str, Module], rooms: dict[str, Room]) -> list[str]:
+    """Imports between rooms that their `May import:` lines do not allow, and loops of rooms."""
+    said = order_problems(rooms)
+    upward: dict[str, list[str]] = {}
+    between: dict[tuple[str, str], tuple[Module, Import]] = {}  # the first from one room into another
+    for module in modules.values():
+        room = room_of(module.name, rooms)
+        if room is None:
+            continue
+        for item in module.imports:
+            other = room_of(item.target, rooms)
+            if other is None or other == room:
+                continue
+            between.setdefault((room, other), (module, item))
+            if rooms[room].may_import is not None and other not in allowed(rooms[room], rooms):
+                upward.setdefault(room, []).append(
+                    f"    {module.path}:{item.line}: {_said(item)}: runtime/{other}/")
+    for room, found in upward.items():
+        may = sorted(allowed(rooms[room], rooms)) if rooms[room].every_room else rooms[room].may_import
+        said.append("\n".join([
+            f"runtime/{room}/ may import only {', '.join(may) or 'no room'} (`{MAY_IMPORT}` in "
+            f"{rooms[room].init}); a module that another room needs goes down to where it belongs:",
+            *found]))
+    graph: dict[str, list[str]] = {room: [] for room in rooms}
+    for room, other in between:
+        graph[room].append(other)
+    for circle in graph_circles(graph):
+        lines = [f"rooms in a loop: {' -> '.join(circle)}"]
+        for room, other in zip(circle, circle[1:]):
+            importer, item = between[(room, other)]
+            lines.append(f"    {importer.path}:{item.line}: {_said(item)}")
+        said.append("\n".join(lines))
+    return said
+
+
+def root_problems(modules: dict[str, Module], rooms: dict[str, Room]) -> list[str]:
     said = []
     for module in modules.values():
         parent, _, last = module.name.rpartition(".")
         if parent == RT and not module.is_package and last not in ROOT_MODULES:
-            rooms = "; ".join(f"{room}/ ({what})" for room, what in ROOMS.items())
+            rooms_said = "; ".join(f"{name}/ ({room.what})" for name, room in rooms.items())
             said.append(
                 f"{module.path}: the runtime's root holds only {', '.join(ROOT_MODULES)}; put "
-                f"{last}.py in a room: {rooms}."
+                f"{last}.py in a room: {rooms_said}."
             )
     return said
 
@@ -173,7 +213,9 @@ def _as_path(name: str, modules: dict[str, Module]) -> str:
 def check(repo: Path, roots: Sequence[str] = ROOTS) -> list[str]:
     """Every broken rule, said with where; [] when the tree keeps them all."""
     modules, broken = read_modules(repo, [root for root in roots if (repo / root).is_dir()])
-    return [*broken, *circle_problems(modules), *rule_problems(modules), *root_problems(modules)]
+    rooms = read_rooms(repo, RUNTIME) if RUNTIME.parts[0] in roots else {}
+    return [*broken, *circle_problems(modules), *room_problems(modules, rooms), *rule_problems(modules),
+            *root_problems(modules, rooms)]
 
 
 def main(argv: Optional[list[str]] = None) -> int:

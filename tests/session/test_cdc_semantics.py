@@ -8,8 +8,8 @@ import pytest
 
 from dbt_spark_streaming.config.cdc import ApplyChanges
 from dbt_spark_streaming.errors import StreamingModelError
-from dbt_spark_streaming.writes.apply_changes import apply_change_batch, create_tables_if_missing
-from dbt_spark_streaming.writes.change_rows import FeedShape
+from dbt_spark_streaming.writes.cdc.apply_changes import apply_change_batch, create_tables_if_missing
+from dbt_spark_streaming.writes.cdc.change_rows import FeedShape
 from python_runners.testing.cdc_reference import scd1, scd2
 
 pytestmark = pytest.mark.slow  # the scd1/scd2 matrix, several MERGEs per case: make test runs it, test-fast does not

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from python_runners.ops import reset_checkpoint
-from dbt_spark_streaming.lifecycle import checkpoint_reset
-from dbt_spark_streaming.lifecycle.checkpoint_reset import APPLIED, RECORD
+from dbt_spark_streaming.lifecycle.reset import checkpoint_reset
+from dbt_spark_streaming.lifecycle.reset.checkpoint_reset import APPLIED, RECORD
 from python_runners.testing import delta_log
 from python_runners.testing.landing import land_json_lines
 from dbt_results import failure_messages, node_results, rows_processed

@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.sources.initial_snapshot import plan_batch_past_initial_snapshot, started_in_initial_snapshot
 
 SCHEMA = "initial_snapshot"

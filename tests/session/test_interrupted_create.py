@@ -10,7 +10,7 @@ import pytest
 from delta.tables import DeltaTable
 
 from dbt_spark_streaming.delta import tables as delta_tables
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.errors import StreamingModelError
 
 SCHEMA = "interrupted"

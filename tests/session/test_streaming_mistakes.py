@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from dbt_results import failure_messages, node_results, rows_processed
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.errors import cannot_run
 from streaming_projects import write_streaming_project
 

@@ -17,7 +17,7 @@ import pytest
 from pyspark.sql.streaming import StreamingQueryListener
 
 from dbt_results import failure_messages, node_results, rows_processed
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.progress import table as progress_table
 from python_runners.testing.landing import land_json_lines, landing_folder
 from streaming_projects import write_streaming_project

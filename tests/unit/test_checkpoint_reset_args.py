@@ -8,11 +8,11 @@ from types import SimpleNamespace
 import pytest
 
 from dbt_spark_streaming.commands.operations import dbt_command
-from dbt_spark_streaming.lifecycle.checkpoint_reset import (
+from dbt_spark_streaming.lifecycle.reset.checkpoint_reset import (
     CheckpointResetError, Input, Reset, StartingPoint, streaming_inputs,
 )
-from dbt_spark_streaming.lifecycle.reset_arguments import parse_timestamp
-from dbt_spark_streaming.lifecycle.reset_record import normal_table
+from dbt_spark_streaming.lifecycle.reset.reset_arguments import parse_timestamp
+from dbt_spark_streaming.lifecycle.reset.reset_record import normal_table
 
 NOW = 1_800_000_000_000  # ms, 2027-01-15
 
@@ -101,7 +101,7 @@ def test_the_record_reads_back_as_written():
      "Model m: output_mode 'complete' writes aggregates"),
 ])
 def test_models_a_reset_would_corrupt_are_refused_before_spark_is_asked(config, said):
-    from dbt_spark_streaming.lifecycle.checkpoint_reset import reset_checkpoint
+    from dbt_spark_streaming.lifecycle.reset.checkpoint_reset import reset_checkpoint
 
     with pytest.raises(CheckpointResetError, match=said):
         reset_checkpoint(None, config, "t", [Input("up", "delta_table", table="s.up")], StartingPoint("now", timestamp_ms=NOW))

@@ -13,9 +13,11 @@ import pytest
 from dbt_spark_streaming.config.common import ModelConfigError
 from dbt_spark_streaming.config.model import read_model_config
 from dbt_spark_streaming.config.triggers import Trigger
-from dbt_spark_streaming.delta.plans import StreamingInput
-from dbt_spark_streaming.run import input_watches
-from dbt_spark_streaming.run.dataflow import NO_TARGET_SLACK_SECONDS, Dataflow, ScheduledModel, polling_interval
+from dbt_spark_streaming.jvm.plans import StreamingInput
+from dbt_spark_streaming.serve import input_watches
+from dbt_spark_streaming.serve.dataflow import (
+    NO_TARGET_SLACK_SECONDS, Dataflow, ScheduledModel, polling_interval,
+)
 from dbt_spark_streaming.commands.service import lag_said
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dbt_spark_streaming.delta.plans import StreamingInput
+from dbt_spark_streaming.jvm.plans import StreamingInput
 from dbt_spark_streaming.lifecycle import query_fit
 
 FILE_TAKEN = ("files", "file:///lake/landing/events/2026/1.json")

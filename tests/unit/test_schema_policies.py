@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.sources.schemas import (
     POLICIES,
     SchemaVersion,

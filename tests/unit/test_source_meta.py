@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.lakehouse import Lakehouse
 from dbt_spark_streaming.sources.views import (
     SourceViews,

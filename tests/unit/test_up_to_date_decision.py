@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from dbt_spark_streaming.delta import hadoop_fs, plans
-from dbt_spark_streaming.delta.plans import StreamingInput
+from dbt_spark_streaming.jvm import hadoop_fs, plans
+from dbt_spark_streaming.jvm.plans import StreamingInput
 from dbt_spark_streaming.lifecycle import up_to_date
-from dbt_spark_streaming.lifecycle.checkpoint_log import files_seen
+from dbt_spark_streaming.jvm.checkpoint_log import files_seen
 
 METADATA = {"batchWatermarkMs": 0, "batchTimestampMs": 1, "conf": {}}
 

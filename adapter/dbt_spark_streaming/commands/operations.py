@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 
 from dbt_spark_streaming.commands.dbt import invoke_operation
 from dbt_spark_streaming.commands.project import DbtOptions, add_dbt_options
-from dbt_spark_streaming.lifecycle.reset_arguments import CheckpointResetError, StartingPoint
+from dbt_spark_streaming.lifecycle.reset.reset_arguments import CheckpointResetError, StartingPoint
 
 COMMAND = "dbt-spark-streaming"
 RESET_HELP = "delete one streaming model's checkpoint, keep its table; its next run starts where you say"

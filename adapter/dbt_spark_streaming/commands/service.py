@@ -8,7 +8,7 @@ its inputs commit.
 `serve` is `dbt run` with the trigger for every streaming model, in the foreground: each model
 catches up, then is served until `stop`, Ctrl-C or SIGTERM. With `on_new_data` (the default) a
 model runs again each time one of its inputs commits, and not at all while nothing lands
-(run/dataflow.py); with a processing-time trigger its query keeps running on that clock. A run
+(serve/dataflow.py); with a processing-time trigger its query keeps running on that clock. A run
 or query that fails is started again with backoff (run/serving.py). A project with the
 on-run-end hook serve_streaming_queries() is served by its hook; one without it, by this
 command once dbt returns. `status` and `stop` work from any other shell, without dbt or Spark:

@@ -189,7 +189,7 @@ class ApplyChanges:
                 )
 
     def tombstones_table(self, table: str) -> str:
-        """Where the deletes applied are remembered (writes/tombstones.py)."""
+        """Where the deletes applied are remembered (writes/cdc/tombstones.py)."""
         return f"{table}__tombstones"
 
     def companion_tables(self, table: str) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from functools import cache
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 from dbt_spark_streaming.config import cdc as changes  # Every streaming materialisation: the Delta table's layout and properties, a new column, and
 # the rules each row is checked by.
@@ -76,3 +76,101 @@ def dbt_configs() -> frozenset[str]:
                 names.add(field.name)
                 names.update(alias for alias in [field.metadata.get("alias")] if alias)
     return frozenset(names)
+
+
+class Description(NamedTuple):
+    """A setting as the config reference shows it: what it does, and its default."""
+    what: str
+    default: str = "none"
+
+
+# One line per setting of SETTINGS (and cdc's), for docs/config-reference.md, which
+# python_runners/ops/config_reference.py writes from them; `make lint` fails on a setting
+# declared above without one here.
+DESCRIPTIONS: Mapping[str, Description] = {
+    "output_mode": Description(
+        "`'append'` (each input row written once), `'complete'` (an aggregate rewritten each batch) "
+        "or `'update'` (each batch's changed aggregate rows MERGEd by `unique_key`)", "`'append'`"),
+    "unique_key": Description(
+        "a column or list of columns identifying a row; required by `'update'`"),
+    "trigger": Description(
+        "`{'available_now': true}`, `{'once': true}`, `{'processing_time': '4 seconds'}` or "
+        "`{'on_new_data': true}` (served: run again each time an input commits); for a whole run: "
+        "`--vars '{stream_trigger: ...}'`", "`{'available_now': true}`"),
+    "checkpoint_location": Description(
+        "where the model's checkpoint is (relative: under the checkpoint root); each model needs "
+        "its own", "`<checkpoint root>/<schema>/<model>`"),
+    "watermark": Description(
+        "`{'column': 'recorded_at', 'delay': '10 minutes'}`, or a list of those (one per event-time "
+        "column); each goes on the streaming inputs that have its column"),
+    "dedupe": Description(
+        "`{'keys': ['recording_id'], 'within_watermark': true}`: a row whose keys were already seen "
+        "is dropped (needs a watermark; `within_watermark: false` keeps every key forever)"),
+    "on_query_change": Description(
+        "when the model's SQL or row-shaping settings changed since its last run: "
+        "`'apply_to_new_rows'` (run on, said in the output and the table's history), `'fail'` "
+        "(stop, saying what changed) or `'redeploy'` (streaming_table only: the new version built "
+        "beside the table from the start of its inputs, swapped in once caught up); "
+        "[changing models](changing-models.md)", "`'apply_to_new_rows'`"),
+    "target_lag": Description(
+        "`'5 seconds'`: how far behind its inputs a served model may fall; measured, shown by "
+        "`dbt-spark-streaming status` and `_stream_progress`, said on the terminal when missed"),
+    "partition_by": Description("a column or list of columns the Delta table is partitioned by"),
+    "tblproperties": Description(
+        "Delta table properties, e.g. `{'delta.appendOnly': 'true'}`; a cdc_table's tables get "
+        "deletion vectors unless these say otherwise"),
+    "on_schema_change": Description(
+        "`'fail'` (a column the table lacks stops the write) or `'append_new_columns'` (added to "
+        "the Delta table)", "`'fail'`"),
+    "expectations": Description(
+        "`[{name, expression, action: warn|drop|quarantine|fail}, ...]`: rules checked on every row "
+        "as it is written (a cdc_table's: the feed's rows); [expectations](expectations.md)"),
+    "quarantine_table": Description(
+        "where rows a `quarantine` rule sets aside go (a name, or `schema.name`)",
+        "`<model>__quarantine`"),
+    "backfills": Description(
+        "`[{name, path | table, format, options}, ...]`: history the stream never sees, run through "
+        "the model's SQL and appended once, the checkpoint untouched (append mode only)"),
+    "rollback_window": Description(
+        "how long a redeploy keeps the old version to roll back to "
+        "(`dbt-spark-streaming rollback --select <model>`)", "`'7 days'`"),
+    # cdc_table's change feed (config/cdc.py); names after Lakeflow's AUTO CDC
+    "keys": Description("a column or list of columns identifying a row of the described table",
+                        "required"),
+    "sequence_by": Description(
+        "the column that orders a key's changes, or a list of columns compared in order "
+        "(`['changed_at', 'lsn']` orders by time, then by lsn)", "required"),
+    "apply_as_deletes": Description(
+        "a SQL condition over the feed's columns marking a delete, e.g. `\"op = 'D'\"`", "no deletes"),
+    "apply_as_truncates": Description(
+        "a SQL condition marking a truncate of the whole table (`scd1` only); a truncate row needs "
+        "no key"),
+    "except_columns": Description("feed columns not stored, e.g. `['op']`"),
+    "ignore_null_updates": Description(
+        "`true`: a null in a change keeps the stored value (feeds that send only the changed "
+        "columns)", "`false`"),
+    "stored_as": Description(
+        "`'scd1'` (the current row per key) or `'scd2'` (every version, with its validity)",
+        "`'scd1'`"),
+    "track_history_columns": Description(
+        "`scd2`: only a change to these columns makes a new version", "every column"),
+    "track_history_except_columns": Description(
+        "`scd2`: a change to any column but these makes a new version", "every column"),
+    "start_at_column": Description("`scd2`: the name of the column a version is valid from",
+                                   "`__start_at`"),
+    "end_at_column": Description("`scd2`: the name of the column a version is valid until",
+                                 "`__end_at`"),
+    "tombstone_retention": Description(
+        "how long a delete is remembered against late, older changes", "`'2 days'`"),
+    "on_sequence_tie": Description(
+        "two different changes of one key with the same `sequence_by`: `'fail'` stops the batch "
+        "naming the key, `'keep_last_landed'` keeps the one landed last and counts the others",
+        "`'fail'`"),
+    # copy_into's own
+    "load_log_location": Description(
+        "where the Delta log of the files loaded is kept; query it with "
+        "``select * from delta.`<location>` ``", "`<checkpoint root>/<schema>/<model>`"),
+    "force": Description(
+        "`true` reloads every file in the folder once (for one run: `--vars '{copy_into_force: "
+        "true}'`); loaded rows are appended again", "`false`"),
+}

@@ -110,7 +110,7 @@ def source_view_name(source_name: str, streaming: bool = True) -> str:
 
 
 def reset_view_name(view: str, model: str) -> str:
-    """The view a pending checkpoint reset gives one model of a source's view (lifecycle/reset_reads.py)."""
+    """The view a pending checkpoint reset gives one model of a source's view (lifecycle/reset/reset_reads.py)."""
     return f"{view}{RESET_VIEW_SUFFIX}{re.sub(r'[^0-9a-zA-Z_]', '_', model)}"
 
 

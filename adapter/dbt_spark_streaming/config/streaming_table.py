@@ -47,7 +47,7 @@ class StreamingTableConfig(ModelConfig):
     streamed_models: tuple[str, ...] = ()
     changes: Optional[ApplyChanges] = None  # a cdc_table's (CdcTableConfig)
     # How far behind its inputs the model may fall while served (config `target_lag`): measured,
-    # shown by status and the progress table, and said when missed (run/dataflow.py).
+    # shown by status and the progress table, and said when missed (serve/dataflow.py).
     target_lag: Optional[str] = None
 
     @property

@@ -2,7 +2,7 @@
 processing_time, on_new_data.
 
 `on_new_data` is the always-on form that costs nothing while nothing lands: the model catches up
-like `available_now`, then the serving loop (run/dataflow.py) runs it again, as an
+like `available_now`, then the serving loop (serve/dataflow.py) runs it again, as an
 `available_now` query from the same checkpoint, each time one of its inputs commits something
 new: a file in its landing folder, a new version of an upstream Delta table."""
 
@@ -59,7 +59,7 @@ class Trigger:
 
     @property
     def on_new_data(self) -> bool:
-        """Served by running it again whenever an input commits (run/dataflow.py)."""
+        """Served by running it again whenever an input commits (serve/dataflow.py)."""
         return self.kind == "on_new_data"
 
     def catch_up(self) -> "Trigger":

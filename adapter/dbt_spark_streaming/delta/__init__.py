@@ -1,0 +1,4 @@
+"""Delta tables: their log and properties, the catalog dbt docs shows, constraints.
+
+May import: jvm, config
+"""

@@ -67,6 +67,15 @@ def catalog_stats(properties: Mapping[str, Any]) -> dict[str, Any]:
     return stats
 
 
+def catalog_stats_of(spark: SparkSession, table: str) -> dict[str, Any]:
+    """catalog_stats of the table's properties; none for a table that is not Delta, or that
+    cannot be read (dbt docs then shows what dbt-spark found)."""
+    try:
+        return catalog_stats(table_properties(spark, table))
+    except Exception:  # noqa: BLE001
+        return {}
+
+
 def table_properties(spark: SparkSession, table: str) -> dict[str, str]:
     return {row["key"]: row["value"] for row in spark.sql(f"show tblproperties {table}").collect()}
 

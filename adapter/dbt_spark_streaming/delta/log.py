@@ -13,8 +13,8 @@ from typing import Any, Optional
 
 from pyspark.sql import SparkSession
 
-from dbt_spark_streaming.delta import hadoop_fs
-from dbt_spark_streaming.delta.jvm_classes import jvm_class
+from dbt_spark_streaming.jvm import hadoop_fs
+from dbt_spark_streaming.jvm.jvm_classes import jvm_class
 
 
 def at_path(spark: SparkSession, location: str) -> Any:

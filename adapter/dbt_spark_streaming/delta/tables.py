@@ -18,8 +18,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 from py4j.protocol import Py4JJavaError
 
-from dbt_spark_streaming.delta import hadoop_fs
-from dbt_spark_streaming.delta.jvm_classes import jvm_class
+from dbt_spark_streaming.jvm import hadoop_fs
+from dbt_spark_streaming.jvm.jvm_classes import jvm_class
 from dbt_spark_streaming.delta.log import at_path, current, latest_from_checksum
 from dbt_spark_streaming.errors import StreamingModelError
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pyspark.sql import SparkSession
 
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.errors import StreamingModelError
 from dbt_spark_streaming.lifecycle.query_inputs import FILE as QUERY_INPUTS
-from dbt_spark_streaming.lifecycle.reset_record import RECORD
+from dbt_spark_streaming.lifecycle.reset.reset_record import RECORD
 from dbt_spark_streaming.lifecycle.up_to_date import RECORDED_MARKER
 
 # The project's own files at a checkpoint folder's top, beside Spark's entries (Spark reads only

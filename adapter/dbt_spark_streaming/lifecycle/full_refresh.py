@@ -14,6 +14,8 @@ and the command that rebuilds them too, or says how to refresh:
   identity, which their checkpoints hold, stays.
 
 Readers are found transitively: a reader rebuilt in this run has readers of its own.
+`reset` then clears the model: its table, the tables kept beside it and its checkpoint go
+together, so that it starts over.
 """
 
 from __future__ import annotations
@@ -21,10 +23,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from pyspark.sql import SparkSession
+
 from dbt_spark_streaming.config.materializations import STREAM_MATERIALIZATIONS
 from dbt_spark_streaming.config.stream_reads import reads_of, stream_reads
+from dbt_spark_streaming.delta import tables as delta_tables
 from dbt_spark_streaming.errors import StreamingModelError
-
+from dbt_spark_streaming.lifecycle import checkpoints, redeploy
+from dbt_spark_streaming.sources import corrupt_lines
 
 
 @dataclass(frozen=True)
@@ -122,3 +128,20 @@ def _refusal(model: str, readers: list[Reader]) -> str:
         f"(the rebuilt rows arrive as new rows) or `{{{{ stream_changes(ref('{model}')) }}}}` (a "
         f"delete for each old row, then the rebuilt rows): docs/changing-models.md."
     )
+
+
+def reset(spark: SparkSession, table: str, checkpoint: str, companion_tables: Iterable[str], in_place: bool) -> None:
+    """The model's table (emptied when `in_place`, so that the readers that continue over it keep
+    streaming from the same Delta table; else dropped), the tables kept beside it, its checkpoint
+    (or load log), the unreadable lines it kept of its json/csv sources with their queries'
+    checkpoints (sources/corrupt_lines.py), and whatever a redeploy left."""
+    companion_tables = list(companion_tables)
+    if in_place and spark.catalog.tableExists(table):
+        delta_tables.empty(spark, table)
+    else:
+        delta_tables.drop_if_exists(spark, table)
+    for companion in (*companion_tables, corrupt_lines.table_of(table)):
+        delta_tables.drop_if_exists(spark, companion)
+    checkpoints.delete(spark, checkpoint)
+    checkpoints.delete(spark, corrupt_lines.checkpoint_of(checkpoint))
+    redeploy.forget(spark, table, checkpoint, companion_tables)

@@ -31,11 +31,12 @@ from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
-from dbt_spark_streaming.delta import hadoop_fs, log as delta_log, plans
-from dbt_spark_streaming.delta.plans import StreamingInput
+from dbt_spark_streaming.jvm import hadoop_fs, plans
+from dbt_spark_streaming.delta import log as delta_log
+from dbt_spark_streaming.jvm.plans import StreamingInput
 from dbt_spark_streaming.errors import StreamingModelError, error_text
-from dbt_spark_streaming.lifecycle import checkpoint_log
-from dbt_spark_streaming.lifecycle.checkpoint_log import COMMITS, OFFSETS
+from dbt_spark_streaming.jvm import checkpoint_log
+from dbt_spark_streaming.jvm.checkpoint_log import COMMITS, OFFSETS
 from dbt_spark_streaming.lifecycle.query_changes import summary
 from dbt_spark_streaming.progress.recorder import TRIAL_QUERY_PREFIX
 

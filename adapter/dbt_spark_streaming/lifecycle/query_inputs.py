@@ -23,10 +23,10 @@ from pyspark.sql import SparkSession
 
 from dbt_spark_streaming.config.stream_reads import TABLE, stream_reads
 from dbt_spark_streaming.config.triggers import AVAILABLE_NOW
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.delta import tables as delta_tables
-from dbt_spark_streaming.delta.plans import StreamingInput
-from dbt_spark_streaming.lifecycle.reset_record import RECORD
+from dbt_spark_streaming.jvm.plans import StreamingInput
+from dbt_spark_streaming.lifecycle.reset.reset_record import RECORD
 from dbt_spark_streaming.lifecycle.up_to_date import UpToDate, nothing_new
 
 FILE = "query_inputs.json"

@@ -40,7 +40,7 @@ from pyspark.sql import SparkSession
 
 from dbt_spark_streaming.lifecycle import checkpoints
 from dbt_spark_streaming.delta import tables as delta_tables
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.config import query_version
 from dbt_spark_streaming.lifecycle import query_changes
 from dbt_spark_streaming.lifecycle.upstream import REPLACED_AT, upstream_replaced

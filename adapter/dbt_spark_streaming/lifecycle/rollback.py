@@ -11,7 +11,7 @@ from pyspark.sql import SparkSession
 from dbt_spark_streaming.config.materializations import REDEPLOYABLE_MATERIALIZATIONS
 from dbt_spark_streaming.config.model import read_model_config
 from dbt_spark_streaming.delta import catalog as streaming_catalog
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.delta import tables as delta_tables
 from dbt_spark_streaming.errors import StreamingModelError
 from dbt_spark_streaming.lifecycle import redeploy

@@ -2,7 +2,7 @@
 
 Starting a query that finds nothing new costs a run about half a second per model (the first
 one in a process several seconds: the JVM loads the streaming and Delta code), all of it to plan
-an empty trigger. So before it starts, the checkpoint's own logs (lifecycle/checkpoint_log.py)
+an empty trigger. So before it starts, the checkpoint's own logs (jvm/checkpoint_log.py)
 are held against where each input is now:
 
 - the last planned batch must be committed: one that is not runs again at the next start,
@@ -29,10 +29,10 @@ from typing import Optional, Sequence
 
 from pyspark.sql import DataFrame, SparkSession
 
-from dbt_spark_streaming.delta import hadoop_fs, plans
+from dbt_spark_streaming.jvm import hadoop_fs, plans
 from dbt_spark_streaming.delta import log as delta_log
-from dbt_spark_streaming.delta.plans import StreamingInput
-from dbt_spark_streaming.lifecycle.checkpoint_log import COMMITS, OFFSETS, entry, files_seen, last_batch, offset
+from dbt_spark_streaming.jvm.plans import StreamingInput
+from dbt_spark_streaming.jvm.checkpoint_log import COMMITS, OFFSETS, entry, files_seen, last_batch, offset
 
 DELTA_BASE_INDEX = -1  # Delta's offset index meaning "before the version's first file"
 # In the checkpoint's folder (Spark reads only its own entries there): the last batch whose

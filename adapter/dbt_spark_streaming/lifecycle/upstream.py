@@ -9,7 +9,7 @@ from typing import Optional
 from pyspark.sql import SparkSession
 
 from dbt_spark_streaming.delta import tables as delta_tables
-from dbt_spark_streaming.lifecycle.checkpoint_log import OFFSETS, entry, last_batch
+from dbt_spark_streaming.jvm.checkpoint_log import OFFSETS, entry, last_batch
 
 # The version whose commit replaced the table's rows: readers not past it are rebuilt.
 REPLACED_AT = "streaming.replaced_at_version"

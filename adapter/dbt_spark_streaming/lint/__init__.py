@@ -1,1 +1,4 @@
-"""The streaming lint: what a streaming model cannot run, found in its SQL without Spark."""
+"""The streaming lint: what a streaming model cannot run, found in its SQL without Spark.
+
+May import: config
+"""

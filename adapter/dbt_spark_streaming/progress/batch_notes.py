@@ -12,7 +12,7 @@ import threading
 from collections import OrderedDict
 from typing import Iterable
 
-CDC_CHANGES_TIED = "cdc_changes_tied"  # changes a sequence tie left out (writes/sequence_ties.py)
+CDC_CHANGES_TIED = "cdc_changes_tied"  # changes a sequence tie left out (writes/cdc/sequence_ties.py)
 _KEPT = 10_000
 _notes: "OrderedDict[tuple[str, int], dict[str, int]]" = OrderedDict()
 _lock = threading.Lock()

@@ -29,7 +29,7 @@ from dbt_spark_streaming.progress.own_time import OwnTime
 BatchCallback = Callable[[BatchProgress], None]
 # A served query's (lag now, target_lag) in seconds, or None for a query the scheduler does not run.
 LagOf = Callable[[str], Optional[tuple[float, Optional[float]]]]
-# A unit test's micro-batch scenario runs a query of its own (runtime/run/model_tests.py): a test, not
+# A unit test's micro-batch scenario runs a query of its own (runtime/unit_tests/model_tests.py): a test, not
 # the pipeline's progress, so neither shown nor kept.
 UNIT_TEST_QUERY_PREFIX = "unit_test__"
 TRIAL_QUERY_PREFIX = "query_trial__"  # a changed query tried on a copy of its checkpoint (lifecycle/query_fit.py)

@@ -79,7 +79,7 @@ def _query_status(served: Any, latest: Optional[Callable[[str], Optional[BatchPr
         "name": served.name,
         "active": served.active,
         "state": served.state,
-        # an on_new_data model's (run/dataflow.py): behind its inputs now, and after its last run
+        # an on_new_data model's (serve/dataflow.py): behind its inputs now, and after its last run
         "lag_seconds": round(lag(), 3) if lag else None,
         "last_run_lag_seconds": getattr(served, "last_lag", None),
         "target_lag_seconds": getattr(served, "target_lag", None),

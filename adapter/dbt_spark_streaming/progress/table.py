@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 from pyspark.sql import SparkSession, functions
 
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.delta import tables as delta_tables
 from dbt_spark_streaming.lakehouse import Lakehouse
 from dbt_spark_streaming.progress import batch_notes

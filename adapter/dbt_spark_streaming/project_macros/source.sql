@@ -11,14 +11,14 @@
   Nothing happens at render time but naming the view (and checks that need no Spark): `dbt
   compile`, `dbt ls` and `dbt docs generate` start no Spark for a source, list no landing folder
   and infer no schema. The adapter registers the view when SQL that names it runs: a streaming
-  model's query (create_stream_view), any statement dbt executes (add_query), a copy_into load.
+  model's query (as its run starts), any statement dbt executes (add_query), a copy_into load.
 #}
 {% macro source(source_name, table_name) %}
     {%- set relation = builtins.source(source_name, table_name) -%}
     {%- do check_streaming_model() -%}
     {%- if execute and model is mapping and model.get('resource_type') == 'unit_test' -%}
         {#- a unit test: the input is its given rows (dbt's fixture), read as a batch or, in a
-            micro-batch scenario, as a stream of them (runtime/run/model_tests.py) -#}
+            micro-batch scenario, as a stream of them (runtime/unit_tests/model_tests.py) -#}
         {{ return(relation) }}
     {%- elif execute -%}
         {%- set stream_meta = adapter.stream_source_meta(graph, source_name, table_name) -%}

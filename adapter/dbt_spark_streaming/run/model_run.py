@@ -16,7 +16,7 @@
    nothing that would wake the models downstream;
 6. with a processing-time trigger, the served query (and its companions), kept on the run so
    that serving can start them again; with on_new_data, the model (and its companions) kept for
-   the serving loop's scheduler, which runs them again when an input commits (run/dataflow.py).
+   the serving loop's scheduler, which runs them again when an input commits (serve/dataflow.py).
 
 writes/ only builds and starts queries; everything that knows about the run, redeploys and
 Ctrl-C is here.
@@ -40,19 +40,20 @@ from dbt_spark_streaming.delta import catalog as streaming_catalog
 from dbt_spark_streaming.delta import constraints as delta_constraints
 from dbt_spark_streaming.delta import tables as delta_tables
 from dbt_spark_streaming.errors import StreamingError
-from dbt_spark_streaming.delta import plans
+from dbt_spark_streaming.jvm import plans
+from dbt_spark_streaming.lifecycle.reset import checkpoint_reset
 from dbt_spark_streaming.lifecycle import (
-    checkpoint_reset, checkpoints, query_changes, query_fit, query_inputs, redeploy, up_to_date,
+    checkpoints, query_changes, query_fit, query_inputs, redeploy, up_to_date,
 )
 from dbt_spark_streaming.progress.recorder import ProgressRecorder
-from dbt_spark_streaming.run import dataflow, input_watches
+from dbt_spark_streaming.serve import dataflow, input_watches
 from dbt_spark_streaming.run.streaming_run import StreamingRun
 from dbt_spark_streaming.run.summary import StreamSummary, summarise
 from dbt_spark_streaming.session import claim_lakehouse_for
 from dbt_spark_streaming.sources import initial_snapshot
 from dbt_spark_streaming.sources.corrupt_lines import CorruptLines
 from dbt_spark_streaming.writes import batch_errors, commit_faults
-from dbt_spark_streaming.writes.apply_changes import applied_said
+from dbt_spark_streaming.writes.cdc.apply_changes import applied_said
 from dbt_spark_streaming.writes.corrupt_lines import CorruptLinesWrite, table_of
 from dbt_spark_streaming.writes.streaming import StreamingWrite, start_streaming_write, streaming_frame
 
@@ -75,46 +76,13 @@ def run_streaming_model(
     started = time.monotonic()
     progress = run.listen(spark)
     resolve_view = _once(resolve_view)
-    redeployed = _redeploy_if_due(spark, run, write, resolve_view)
-    before = delta_tables.snapshot(spark, write.target_table)
-    if write.config.changes is not None and before.exists:
-        write.config.changes.refuse_shape_change(write.target_table, before.properties)
-    changed = None
-    if before.exists and checkpoints.has_progress(spark, write.checkpoint):
-        changed = query_changes.check(write.model, write.config.on_query_change, write.config.query, before.properties)
-    if changed:
-        resolve_view()
-        query_fit.refuse_if_unfit(spark, write.model, write.checkpoint, streaming_frame(spark, write),
-                                  write.config.output_mode, changed)
-    idle = (None if redeployed or not before.exists
-            else known_up_to_date or _nothing_new(spark, write, corrupt_lines))
-    if idle is None:
-        resolve_view()
-    else:
-        # as the write would before starting its query: a contract given since the last run
-        delta_constraints.add_missing(spark, write.target_table, write.config.contract)
-        if not up_to_date.already_recorded(spark, write.checkpoint, idle.batch_id):
-            run.recorder.record_up_to_date(
-                write.query_name, idle.batch_id, idle.seconds, idle.inputs,
-                once_written=lambda spark: up_to_date.mark_recorded(spark, write.checkpoint, idle.batch_id),
-            )
-        summary, properties = StreamSummary(write.model, 0, 0, 0, 0.0, running=False, up_to_date=idle), before.properties
-    if idle is None:
-        summary, properties = _catch_up(spark, run, write, corrupt_lines, before, progress)
-        if summary.waiting_since_reset:
-            return replace(summary, seconds=round(time.monotonic() - started, 3))
-    # A new table has them from its creation; an older one gets them (or changes) here, between
-    # the two queries, while nothing writes the table.
-    recorded = write.recorded_on_table
-    if idle is not None and TRIGGER_PROPERTY in properties:
-        recorded = {**recorded, TRIGGER_PROPERTY: properties[TRIGGER_PROPERTY]}
-    streaming_catalog.record(
-        spark, write.target_table, recorded, current=properties,
-        user_metadata=query_changes.history_note(changed) if changed else None,
-    )
-    summary = replace(summary, seconds=round(time.monotonic() - started, 3), query_changed=changed or "",
+    redeployed = _redeploy_if_due(spark, run, write, resolve_view, progress)
+    summary = _process_available(spark, run, write, corrupt_lines, progress, resolve_view,
+                                 known_up_to_date=None if redeployed else known_up_to_date,
+                                 must_run=redeployed is not None)
+    summary = replace(summary, seconds=round(time.monotonic() - started, 3),
                       redeployed=redeployed.said(write.model) if redeployed else "")
-    if write.trigger.runs_until_caught_up:
+    if summary.waiting_since_reset or write.trigger.runs_until_caught_up:
         return summary
     if write.trigger.on_new_data:
         write = _schedule(spark, run, write, corrupt_lines)
@@ -125,6 +93,52 @@ def run_streaming_model(
         companion = CorruptLinesWrite.beside(write, source_lines)
         _serve(spark, run, companion, lambda spark, companion=companion: start_companion(spark, run, companion))
     return replace(summary, running=served.isActive)
+
+
+def _process_available(
+    spark: SparkSession, run: StreamingRun, write: StreamingWrite, corrupt_lines: Sequence[CorruptLines],
+    progress: ProgressRecorder, resolve_view: Callable[[], None],
+    known_up_to_date: Optional[up_to_date.UpToDate], must_run: bool,
+) -> StreamSummary:
+    """Steps 2 to 5: the table's recorded shape and query against the model's, then nothing new
+    (or `known_up_to_date`) or the catch-up, then what the table records. `must_run`: a table
+    just swapped in by a redeploy is caught up again from its checkpoint, whatever it looks like."""
+    before = delta_tables.snapshot(spark, write.target_table)
+    if write.config.changes is not None and before.exists:
+        write.config.changes.refuse_shape_change(write.target_table, before.properties)
+    changed = None
+    if before.exists and checkpoints.has_progress(spark, write.checkpoint):
+        changed = query_changes.check(write.model, write.config.on_query_change, write.config.query, before.properties)
+    if changed:
+        resolve_view()
+        query_fit.refuse_if_unfit(spark, write.model, write.checkpoint, streaming_frame(spark, write),
+                                  write.config.output_mode, changed)
+    idle = (None if must_run or not before.exists
+            else known_up_to_date or _nothing_new(spark, write, corrupt_lines))
+    if idle is None:
+        resolve_view()
+        summary, properties = _catch_up(spark, run, write, corrupt_lines, before, progress)
+        if summary.waiting_since_reset:
+            return summary
+    else:
+        # as the write would before starting its query: a contract given since the last run
+        delta_constraints.add_missing(spark, write.target_table, write.config.contract)
+        if not up_to_date.already_recorded(spark, write.checkpoint, idle.batch_id):
+            run.recorder.record_up_to_date(
+                write.query_name, idle.batch_id, idle.seconds, idle.inputs,
+                once_written=lambda spark: up_to_date.mark_recorded(spark, write.checkpoint, idle.batch_id),
+            )
+        summary, properties = StreamSummary(write.model, 0, 0, 0, 0.0, running=False, up_to_date=idle), before.properties
+    # A new table has them from its creation; an older one gets them (or changes) here, between
+    # the two queries, while nothing writes the table.
+    recorded = write.recorded_on_table
+    if idle is not None and TRIGGER_PROPERTY in properties:
+        recorded = {**recorded, TRIGGER_PROPERTY: properties[TRIGGER_PROPERTY]}
+    streaming_catalog.record(
+        spark, write.target_table, recorded, current=properties,
+        user_metadata=query_changes.history_note(changed) if changed else None,
+    )
+    return replace(summary, query_changed=changed or "")
 
 
 def _catch_up(
@@ -202,13 +216,17 @@ def failure(write: StreamingWrite | CorruptLinesWrite, error: BaseException) -> 
 
 
 def _redeploy_if_due(
-    spark: SparkSession, run: StreamingRun, write: StreamingWrite, resolve_view: Callable[[], None]
+    spark: SparkSession, run: StreamingRun, write: StreamingWrite, resolve_view: Callable[[], None],
+    progress: ProgressRecorder,
 ) -> Optional[redeploy.Redeployed]:
+    """Step 1: the new version built beside the table, from the start of its inputs, until it
+    has caught up, then swapped in; None when no redeploy is due."""
     pending = redeploy.due(spark, write)
     if pending is None:
         return None
     resolve_view()
-    built = run_streaming_model(spark, run, redeploy.beside(write))
+    built = _process_available(spark, run, redeploy.beside(write), (), progress, lambda: None,
+                               known_up_to_date=None, must_run=False)
     return redeploy.swap_in(spark, write, pending, built.output_rows)
 
 

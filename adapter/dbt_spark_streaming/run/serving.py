@@ -1,7 +1,7 @@
 """Keep the run's streams serving until Ctrl-C or SIGTERM, then stop each one cleanly.
 
 Two kinds are served side by side: processing-time queries, which run on their own clock, and
-on_new_data models, which the dataflow scheduler (run/dataflow.py) runs again each time one of
+on_new_data models, which the dataflow scheduler (serve/dataflow.py) runs again each time one of
 their inputs commits; the loop below wakes every `dataflow.POLL_SECONDS` for it, and at once
 when one of its runs ends.
 
@@ -25,11 +25,12 @@ from typing import IO, Callable, Iterable, Optional
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from dbt_spark_streaming.run import backoff, interruption
+from dbt_spark_streaming.serve import backoff
+from dbt_spark_streaming.run import interruption
 from dbt_spark_streaming.progress import status_file as service_status
 from dbt_spark_streaming.progress.batch import last_batch
 from dbt_spark_streaming.progress.recorder import ProgressRecorder
-from dbt_spark_streaming.run.dataflow import POLL_SECONDS as DATAFLOW_POLL_SECONDS, Dataflow
+from dbt_spark_streaming.serve.dataflow import POLL_SECONDS as DATAFLOW_POLL_SECONDS, Dataflow
 from dbt_spark_streaming.run.streaming_run import StreamingRun
 from dbt_spark_streaming.run.model_run import failure
 from dbt_spark_streaming.lakehouse import Lakehouse

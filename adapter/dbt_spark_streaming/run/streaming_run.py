@@ -8,7 +8,7 @@ A `StreamingRun` is one dbt invocation's streaming state:
 - `summaries`: what each streaming model did, printed at the end (on-run-end)
 - the writes left serving (processing-time triggers), with how to start each again, so that
   serving can start a failed one again from its checkpoint; and the on_new_data models, which
-  serving runs again each time an input commits (run/dataflow.py)
+  serving runs again each time an input commits (serve/dataflow.py)
 - whether Ctrl-C interrupted it: a model that would start a query after that refuses to
 
 Who starts it: the adapter's connection manager, once per dbt invocation (its __init__, where
@@ -117,7 +117,7 @@ class StreamingRun:
             self._served[write.query_name] = Served(write, start)
 
     def keep_scheduled(self, model: Any) -> None:
-        """An on_new_data model (run/dataflow.py's ScheduledModel): run again by the serving
+        """An on_new_data model (serve/dataflow.py's ScheduledModel): run again by the serving
         loop each time one of its inputs commits."""
         with self._lock:
             self._scheduled[model.name] = model

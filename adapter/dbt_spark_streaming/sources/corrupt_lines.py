@@ -38,7 +38,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from dbt_spark_streaming.config.stream_reads import RESET_VIEW_SUFFIX
-from dbt_spark_streaming.delta import hadoop_fs, plans
+from dbt_spark_streaming.jvm import hadoop_fs, plans
 from dbt_spark_streaming.lakehouse import Lakehouse
 from dbt_spark_streaming.sources.views import SourceViews, StreamSource, source_frame
 

@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.sources import schemas as source_schemas
 from dbt_spark_streaming.config.kafka import batch_read_options
 from dbt_spark_streaming.config.sources import FILE_FORMATS, StreamSource, StreamSourceConfigError

@@ -37,9 +37,15 @@ from typing import Optional
 
 from pyspark.sql import SparkSession
 
-from dbt_spark_streaming.delta import hadoop_fs
-from dbt_spark_streaming.lifecycle.checkpoint_log import (
-    COMMITS, OFFSETS, VOID_OFFSET, entry, folder, last_batch, offset,
+from dbt_spark_streaming.jvm import hadoop_fs
+from dbt_spark_streaming.jvm.checkpoint_log import (
+    COMMITS,
+    OFFSETS,
+    VOID_OFFSET,
+    entry,
+    folder,
+    last_batch,
+    offset,
 )
 
 

@@ -28,7 +28,7 @@ from typing import Optional
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructField, StructType
 
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.config.sources import POLICIES, default_policy  # noqa: F401  (where tests read them)
 from dbt_spark_streaming.errors import ConfigError
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Callable
+from typing import Any, Callable, Mapping
 
 from pyspark.sql import SparkSession
 
@@ -69,6 +69,10 @@ class SourceViews:
                     re.IGNORECASE,
                 )
         return view
+
+    def declare_from_meta(self, source_name: str, stream_meta: Mapping[str, Any], streaming: bool = True) -> str:
+        """`declare` of the source a meta.stream describes (checked: StreamSourceConfigError)."""
+        return self.declare(StreamSource.from_meta(source_name, stream_meta), streaming)
 
     def streaming_sources(self) -> dict[str, StreamSource]:
         """The declared views of streams (lower case) and their sources."""

@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
 from dbt_spark_streaming.config.backfills import Backfill
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.errors import StreamingModelError
 from dbt_spark_streaming.lakehouse import Lakehouse
 from dbt_spark_streaming.sources.frames import json_with_rescued_data

@@ -22,7 +22,7 @@ from pyspark.sql import functions as F
 from py4j.protocol import Py4JJavaError
 
 from dbt_spark_streaming.delta import tables as delta_tables
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.delta import catalog as streaming_catalog
 from dbt_spark_streaming.delta import constraints as delta_constraints
 from dbt_spark_streaming.config.contracts import with_not_null

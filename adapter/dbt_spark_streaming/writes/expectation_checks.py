@@ -33,7 +33,7 @@ from dbt_spark_streaming.config.expectations import (
     FAILED_COLUMN, OBSERVATION, QUARANTINED_AT_COLUMN, ROWS_CHECKED, ROWS_DROPPED,
     ROWS_QUARANTINED, Expectation, ExpectationConfigError, Expectations, metric_name,
 )
-from dbt_spark_streaming.delta import plans
+from dbt_spark_streaming.jvm import plans
 from dbt_spark_streaming.writes.merge import release
 
 ROW_SHOWN_CHARACTERS = 500

@@ -25,7 +25,7 @@ from pyspark.errors.exceptions.captured import CapturedException
 from pyspark.sql import DataFrame, SparkSession
 
 from dbt_spark_streaming.delta import tables as delta_tables
-from dbt_spark_streaming.delta import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.writes import commit_faults
 from dbt_spark_streaming.writes.batch_marks import batch_mark, recorded_batch
 

@@ -16,7 +16,7 @@ from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from dbt_spark_streaming.delta.hadoop_fs import DataFile
+from dbt_spark_streaming.jvm.hadoop_fs import DataFile
 
 SCHEMA = (
     "load_id bigint, file_path string, file_size bigint, file_modification_time timestamp, "

@@ -16,7 +16,7 @@ from typing import Iterator, Sequence
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
-from dbt_spark_streaming.delta import plans
+from dbt_spark_streaming.jvm import plans
 from dbt_spark_streaming.writes import commit_faults
 from dbt_spark_streaming.writes.idempotent_batches import delta_transaction, once_per_batch
 from dbt_spark_streaming.writes.key_bounds import batch_bounds, bound_aggregates, key_fields

@@ -20,8 +20,8 @@ from dbt_spark_streaming.config.model import ModelConfig
 from dbt_spark_streaming.config.sources import CORRUPT_RECORD_COLUMN
 from dbt_spark_streaming.sources.corrupt_lines import READABLE_SUFFIX
 from dbt_spark_streaming.writes import unreadable_counts
-from dbt_spark_streaming.writes.change_rows import FeedShape, check_feed
-from dbt_spark_streaming.delta import plans
+from dbt_spark_streaming.writes.cdc.change_rows import FeedShape, check_feed
+from dbt_spark_streaming.jvm import plans
 from dbt_spark_streaming.delta.constraints import check_query
 from dbt_spark_streaming.writes.expectation_checks import check_rules
 from dbt_spark_streaming.errors import StreamingModelError, cannot_run, explain

@@ -20,8 +20,8 @@ from dbt_spark_streaming.delta import constraints as delta_constraints
 from dbt_spark_streaming.delta import tables as delta_tables
 from dbt_spark_streaming.errors import StreamingError, StreamingModelError, explain
 from dbt_spark_streaming.writes import batch_errors
-from dbt_spark_streaming.writes.apply_changes import applying_changes, create_tables_if_missing
-from dbt_spark_streaming.writes.change_rows import FeedShape
+from dbt_spark_streaming.writes.cdc.apply_changes import applying_changes, create_tables_if_missing
+from dbt_spark_streaming.writes.cdc.change_rows import FeedShape
 from dbt_spark_streaming.writes.expectation_checks import (
     checked, model_columns, quarantine_columns, splitting_quarantine,
 )

@@ -209,12 +209,8 @@ class MacroRenderer:
         self.adapter_answers: dict[str, Any] = {
             **{name: real_method(name) for name in REAL_METHODS},
             "empty_run": lambda: self.flags.EMPTY,
-            "create_stream_view": (),
-            "plan_full_refresh": False,
-            "run_streaming_write": {"message": "3 rows streamed", "input_rows": 3, "code": "STREAMED"},
-            "run_copy_into": {"message": "2 files loaded", "rows_loaded": 20},
-            "create_empty_table": True,
-            "run_backfills": "; backfill 'archive': 7 rows",
+            "materialize_streaming_model": {"message": "3 rows streamed", "rows_affected": 3, "code": "STREAMED"},
+            "materialize_copy_into": {"message": "2 files loaded", "rows_affected": 20, "code": "COPIED"},
             "source_view": lambda name, meta, streaming=True: f"{name.replace('.', '__')}__view",
             "quote": lambda name: f"`{name}`",
         }

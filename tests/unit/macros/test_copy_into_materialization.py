@@ -1,6 +1,6 @@
-"""copy_into (materializations/copy_into.sql): a normal load, a full refresh (table and load log
-reset before the load), --empty (nothing loaded, nothing logged, nothing dropped), config errors
-and the run's copy_into_force var."""
+"""copy_into (materializations/copy_into.sql): the config read, its hooks and one adapter call
+(runtime/run/materialize.py loads); a full refresh as dbt resolves it, --empty's result, config
+errors and the run's copy_into_force var."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from dbt_common.exceptions import CompilationError
 from macro_rendering import model_node
 
 TABLE = "bronze.loads"
-START = ["adapter.streaming_model_config", "run_hooks", "adapter.empty_run"]
-LOADED = ["adapter.run_copy_into", "store_raw_result", "persist_docs", "run_hooks"]
+START = ["adapter.streaming_model_config", "run_hooks"]
+LOADED = ["adapter.materialize_copy_into", "store_raw_result", "persist_docs", "run_hooks"]
 
 
 @pytest.fixture
@@ -29,7 +29,8 @@ def test_a_run_loads_the_new_files_into_the_table(copy_into):
     calls, settings = copy_into.calls, copy_into.settings()
     assert calls.names() == START + LOADED
     assert settings.materialized == "copy_into" and settings.copy_source.name == "landing.events"
-    assert calls.one("adapter.run_copy_into").args == (settings, copy_into.sql, TABLE)
+    assert calls.one("adapter.materialize_copy_into").args == (
+        settings, copy_into.sql, TABLE, False, copy_into.model, copy_into.graph, copy_into.selected_resources)
     assert calls.one("store_raw_result").kwargs == {
         "name": "main", "message": "2 files loaded", "code": "COPIED", "rows_affected": 20}
     assert calls.of("run_hooks")[0].args == (copy_into.pre_hooks,)
@@ -41,40 +42,28 @@ def test_a_run_loads_the_new_files_into_the_table(copy_into):
 @pytest.mark.parametrize("flag, configured, refreshes", [
     (True, None, True), (False, True, True), (True, False, False), (False, None, False),
 ])
-@pytest.mark.parametrize("in_place", [False, True])
-def test_a_full_refresh_resets_table_and_load_log_before_the_load(copy_into, flag, configured, refreshes,
-                                                                 in_place):
+def test_a_full_refresh_is_asked_of_the_load_as_dbt_resolves_it(copy_into, flag, configured, refreshes):
     copy_into.flags.FULL_REFRESH = flag
     if configured is not None:
         copy_into.model["config"]["full_refresh"] = configured
-    copy_into.adapter_answers["plan_full_refresh"] = in_place
 
     copy_into.materialize()
 
-    calls, settings = copy_into.calls, copy_into.settings()
-    if not refreshes:
-        assert calls.names() == START + LOADED
-        return
-    assert calls.names() == START + ["adapter.plan_full_refresh", "adapter.reset_streaming_table"] + LOADED
-    assert calls.one("adapter.plan_full_refresh").args == (
-        copy_into.model, copy_into.graph, copy_into.selected_resources)
+    assert copy_into.calls.names() == START + LOADED
+    assert copy_into.calls.one("adapter.materialize_copy_into").args[3] is refreshes
     # the load log is a copy_into model's checkpoint
-    assert calls.one("adapter.reset_streaming_table").args == (TABLE, settings.checkpoint, [], in_place)
-    assert settings.checkpoint.endswith("checkpoints/bronze/loads")
+    assert copy_into.settings().checkpoint.endswith("checkpoints/bronze/loads")
 
 
-@pytest.mark.parametrize("full_refresh", [False, True])
-def test_empty_loads_nothing_logs_nothing_and_drops_nothing(copy_into, full_refresh):
-    copy_into.flags.EMPTY = True
-    copy_into.flags.FULL_REFRESH = full_refresh
+def test_empty_stores_what_the_load_said_and_persists_no_docs(copy_into):
+    said = "EMPTY run: no files loaded (table and load log untouched)"
+    copy_into.adapter_answers["materialize_copy_into"] = {"code": "EMPTY", "message": said, "rows_affected": 0}
 
     result = copy_into.materialize()
 
-    assert copy_into.calls.names() == START + ["store_raw_result", "run_hooks"]
+    assert copy_into.calls.names() == START + ["adapter.materialize_copy_into", "store_raw_result", "run_hooks"]
     assert copy_into.calls.one("store_raw_result").kwargs == {
-        "name": "main", "code": "EMPTY", "rows_affected": 0,
-        "message": "EMPTY run: no files loaded (table and load log untouched)",
-    }
+        "name": "main", "code": "EMPTY", "rows_affected": 0, "message": said}
     assert [relation.render() for relation in result["relations"]] == [TABLE]
 
 
@@ -100,7 +89,7 @@ def test_the_runs_copy_into_force_var_reaches_the_load(copy_into, value, force):
 
     assert copy_into.calls.one("adapter.streaming_model_config").args[2] == {
         "stream_trigger": None, "copy_into_force": value}
-    assert copy_into.calls.one("adapter.run_copy_into").args[0].force is force
+    assert copy_into.calls.one("adapter.materialize_copy_into").args[0].force is force
 
 
 def test_a_wrong_copy_into_force_var_is_a_config_error(copy_into):

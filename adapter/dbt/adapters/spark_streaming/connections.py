@@ -82,13 +82,6 @@ _COMMANDS_THAT_RUN_SQL = frozenset({
 })
 
 
-def use_lakehouse_of(credentials: SparkStreamingCredentials) -> None:
-    """The lakehouse the profile names (lakehouse_dir), and the target whose files under its
-    checkpoint root are this run's, for the runtime and what it starts."""
-    runtime.use_lakehouse_root(credentials.lakehouse_dir, _project_folder())
-    runtime.use_lakehouse_target(credentials.schema)
-
-
 def _project_folder() -> Path:
     return Path(getattr(get_flags(), "PROJECT_DIR", None) or os.getcwd())
 
@@ -112,13 +105,6 @@ def _session_settings(credentials: SparkStreamingCredentials) -> dict[str, Any]:
     }
 
 
-def _load_model_runtime() -> None:
-    """Import what a streaming model's run uses (a fifth of a second), while the session's
-    thread would only wait for dbt's first query to start the metastore client."""
-    for name in ("read_model_config", "create_stream_view", "up_to_date_before_resolving", "run_streaming_model"):
-        getattr(runtime, name)
-
-
 def _command_runs_sql() -> bool:
     return getattr(get_flags(), "WHICH", None) in _COMMANDS_THAT_RUN_SQL
 
@@ -128,29 +114,21 @@ class SparkStreamingConnectionManager(SparkConnectionManager):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # One per dbt invocation: the meta.stream source views source() named while rendering,
-        # and the run's streaming state (live display, progress listener, summaries, served
-        # queries, an earlier invocation's Ctrl-C over), which starts here, before any model, so
-        # that it is not whoever comes first.
-        self.source_views = runtime.SourceViews()
-        self.streaming_run = runtime.StreamingRun.start()
-        # A streaming model's view, from create_stream_view to run_streaming_write: the key its
-        # inputs are remembered under, and when it was found up to date before its SQL was
-        # resolved, how to resolve it if the run needs it after all.
-        self.stream_views: dict[str, tuple[str, Any, Any]] = {}
-        use_lakehouse_of(self.profile.credentials)
-        use_progress_table_of(self.profile.credentials)
-        if _command_runs_sql():
-            runtime.start_in_background(**_session_settings(self.profile.credentials), then=_load_model_runtime)
+        credentials: SparkStreamingCredentials = self.profile.credentials  # type: ignore
+        use_progress_table_of(credentials)
+        # One per dbt invocation (runtime/run/invocation.py): the profile's lakehouse and target,
+        # the source views source() names while rendering, and the run's streaming state.
+        self.invocation = runtime.Invocation.begin(
+            credentials.lakehouse_dir, _project_folder(), credentials.schema,
+            _session_settings(credentials) if _command_runs_sql() else None,
+        )
 
     def register_source_views(self, sql: str) -> list[str]:
         """Register the source views this SQL reads (declared by source(), not registered yet in
         this invocation), just before it runs; a source that cannot be read stops it, saying why."""
-        if not self.source_views.named_in(sql):
-            return []
         credentials: SparkStreamingCredentials = self.profile.credentials  # type: ignore
         try:
-            return self.source_views.register_named_in(lambda: session_for(credentials), sql)
+            return self.invocation.source_views.register_named_in(lambda: session_for(credentials), sql)
         except runtime.StreamingError as error:
             raise as_dbt_error(error) from None
 
@@ -187,5 +165,5 @@ class SparkStreamingConnectionManager(SparkConnectionManager):
     def cancel_open(self) -> list[str]:
         """dbt cancels the open connections on Ctrl-C (and --fail-fast): here, streams run on them."""
         if isinstance(sys.exc_info()[1], KeyboardInterrupt):  # called while dbt handles it
-            runtime.stop_streams_on_interrupt(self.streaming_run, "Ctrl-C")
+            runtime.stop_streams_on_interrupt(self.invocation.run, "Ctrl-C")
         return super().cancel_open()

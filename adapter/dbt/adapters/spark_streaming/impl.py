@@ -6,6 +6,9 @@ from importlib import import_module
 from typing import Any, Iterable, Mapping, Optional
 
 from dbt.adapters.base.impl import AdapterTrackingRelationInfo, ConstraintSupport
+from dbt.adapters.base.relation import BaseRelation
+from dbt.adapters.contracts.connection import Connection
+from dbt.adapters.contracts.relation import RelationConfig
 from dbt.adapters.base.meta import available
 from dbt.adapters.events.types import AdapterEventWarning
 from dbt.adapters.spark.impl import SparkAdapter
@@ -42,7 +45,7 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
         return "spark_streaming"
 
     @classmethod
-    def get_adapter_run_info(cls, config: Any) -> AdapterTrackingRelationInfo:
+    def get_adapter_run_info(cls, config: RelationConfig) -> AdapterTrackingRelationInfo:
         # dbt derives the module from the class name (-> "sparkstreaming"); ours has an underscore.
         return AdapterTrackingRelationInfo(
             adapter_name=cls.type(),
@@ -51,19 +54,16 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
             model_adapter_details=cls._get_adapter_specific_run_info(config),
         )
 
-    def _get_columns_for_catalog(self, relation: Any) -> Iterable[dict]:
+    def _get_columns_for_catalog(self, relation: BaseRelation) -> Iterable[dict]:
         """dbt-spark's catalog columns, plus a streaming model's output mode, trigger and checkpoint."""
         columns = list(super()._get_columns_for_catalog(relation))
         if columns and relation.type == "table":
-            try:
-                stats = runtime.catalog_stats(runtime.table_properties(self._spark(), relation.render()))
-            except Exception:  # not a Delta table, or unreadable: the docs show what dbt-spark found
-                stats = {}
+            stats = runtime.catalog_stats_of(self._spark(), relation.render())
             for column in columns:
                 column.update(stats)
         return columns
 
-    def acquire_connection(self, name: Optional[str] = None) -> Any:
+    def acquire_connection(self, name: Optional[str] = None) -> Connection:
         # A run's "master" connection opens before it asks for the selected models' relations:
         # those it asked for earlier (while parsing, every node's) are not the run's.
         if name == "master":
@@ -94,7 +94,8 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
                 "so the run stopped before waiting for Spark.", node=first)
 
     def set_relations_cache(
-        self, relation_configs: Iterable[Any], clear: bool = False, required_schemas: Any = None
+        self, relation_configs: Iterable[RelationConfig], clear: bool = False,
+        required_schemas: Optional[set[BaseRelation]] = None,
     ) -> None:
         """`dbt compile` lists nothing up front (as with --no-populate-cache), so compiling starts
         no Spark session; a macro that asks for a relation still gets it, listed then."""
@@ -104,7 +105,7 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
             return
         super().set_relations_cache(relation_configs, clear, required_schemas)
 
-    def _get_cache_schemas(self, relation_configs: Iterable[Any]) -> set:
+    def _get_cache_schemas(self, relation_configs: Iterable[RelationConfig]) -> set:
         """Schemas whose relations dbt lists before the run (a `show table extended` per schema,
         reading every table's metadata). Streaming materialisations never ask that cache, so a
         schema that only they write is not listed; `get_relation` on it still works uncached."""
@@ -148,45 +149,35 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
     ) -> str:
         """The temp view a model reads a meta.stream source through: streaming, or a batch read of
         the same data. Called while the model renders: checks the source's meta and names the view,
-        no Spark; the view is registered when SQL naming it runs (create_stream_view, add_query)."""
-        source = runtime.StreamSource.from_meta(source_name, stream_meta)
-        return self.connections.source_views.declare(source, streaming)
+        no Spark; the view is registered when SQL naming it runs (the model's run, add_query)."""
+        return self.connections.invocation.source_views.declare_from_meta(source_name, stream_meta, streaming)
 
     @available
     @reported_to_dbt
-    def create_stream_view(
-        self, config: runtime.ModelConfig, sql: str, view: str, full_refresh: bool = False
-    ) -> tuple:
-        """The model's query as the temp view its stream starts from, each configured watermark on
-        the streaming inputs that have its column; resolved and checked, nothing started. A
-        pending checkpoint reset (not on a full refresh, which deletes it) sets where its
-        streaming reads start. Returns the json/csv sources whose unreadable lines the model does
-        not see (it reads only their readable lines), for run_streaming_model to quarantine. A
-        model whose remembered inputs have nothing new is left unresolved unless its run needs it."""
+    def materialize_streaming_model(
+        self, config: runtime.ModelConfig, sql: str, target_table: str, full_refresh: bool,
+        node: Mapping[str, Any], graph: Mapping[str, Any], selected: Iterable[str],
+    ) -> dict:
+        """A streaming_table or cdc_table model's run, from its checked config to what dbt
+        stores as its result (runtime/run/materialize.py)."""
         self._warn_of_ignored_constraints(config)
-        if self.empty_run():
-            return self._resolve_stream_view(config, runtime.without_empty_refs(sql), view)
-        key = "" if full_refresh else runtime.query_inputs_key(sql, self.connections.source_views, config)
-        idle = (key and config.trigger.runs_until_caught_up  # a served query starts from the view
-                and runtime.up_to_date_before_resolving(self._spark(), config.checkpoint, key, sql))
-        if idle:  # nothing new: resolved only if the run needs the view after all
-            self.connections.stream_views[view] = (key, idle, lambda: self._resolve_stream_view(config, sql, view))
-            return ()
-        reset = sql if full_refresh else runtime.apply_checkpoint_reset(
-            self._spark(), config, sql, self.connections.source_views, runtime.Lakehouse.from_env()
-        )
-        # a reset's reads are this run's only: its inputs are not remembered
-        self.connections.stream_views[view] = (key if reset == sql else "", None, None)
-        return self._resolve_stream_view(config, reset, view)
+        return runtime.materialize_streaming_model(
+            self._spark(), self.connections.invocation, config, sql, target_table,
+            full_refresh_of=(node, graph, selected) if full_refresh else None, empty=self.empty_run(),
+        ).for_dbt()
 
-    def _resolve_stream_view(self, config: runtime.ModelConfig, sql: str, view: str) -> tuple:
-        self.connections.register_source_views(sql)
-        sql, corrupt_lines = runtime.keep_corrupt_lines_out(
-            self._spark(), config, sql, self.connections.source_views
-        )
-        runtime.create_stream_view(self._spark(), config, sql, view,
-                                   self.connections.source_views.corrupt_record_columns())
-        return corrupt_lines
+    @available
+    @reported_to_dbt
+    def materialize_copy_into(
+        self, config: runtime.ModelConfig, sql: str, target_table: str, full_refresh: bool,
+        node: Mapping[str, Any], graph: Mapping[str, Any], selected: Iterable[str],
+    ) -> dict:
+        """A copy_into model's load (runtime/writes/copy_into.py), after its full refresh."""
+        self._warn_of_ignored_constraints(config)
+        return runtime.materialize_copy_into(
+            self._spark(), config, sql, target_table,
+            full_refresh_of=(node, graph, selected) if full_refresh else None, empty=self.empty_run(),
+        ).for_dbt()
 
     @staticmethod
     def _warn_of_ignored_constraints(config: runtime.ModelConfig) -> None:
@@ -203,98 +194,14 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
         return bool(getattr(get_flags(), "EMPTY", False))
 
     @available
-    @reported_to_dbt
-    def create_empty_table(self, config: runtime.ModelConfig, source_view: str, target_table: str) -> bool:
-        """`--empty` on a model never built: its table with no rows (as dbt's --empty builds),
-        so the models that read it can be checked too; True if it was created. The next run
-        streams into it from the start of its input, as into any new table."""
-        spark = self._spark()
-        schema = spark.table(source_view).schema
-        if config.changes is not None:
-            schema = runtime.FeedShape(config.changes, schema).table_schema()
-        created = runtime.create_table_if_missing(
-            spark, target_table, runtime.with_not_null(schema, config.contract), config.partition_by,
-            dict(config.tblproperties),
-        )
-        if created:  # --empty leaves an existing table as it is
-            runtime.add_missing_constraints(spark, target_table, config.contract)
-        return created
-
-    @available
-    @reported_to_dbt
-    def run_streaming_write(
-        self, config: runtime.ModelConfig, source_view: str, target_table: str, corrupt_lines: Any = None
-    ) -> dict:
-        """`corrupt_lines`: what create_stream_view returned (their quarantine runs with the model)."""
-        key, idle, resolve = self.connections.stream_views.pop(source_view, ("", None, None))
-        write = runtime.StreamingWrite(config=config, target_table=target_table, source_view=source_view,
-                                       inputs_key=key)
-        summary = runtime.run_streaming_model(
-            self._spark(), self.connections.streaming_run, write, tuple(corrupt_lines or ()),
-            known_up_to_date=idle, resolve_view=resolve or (lambda: None),
-        )
-        self._stream_summaries.append(summary)
-        return {**summary.__dict__, "message": summary.message(), "code": summary.code}
-
-    @available
-    @reported_to_dbt
-    def run_backfills(self, config: runtime.ModelConfig, sql: str, target_table: str) -> str:
-        """A streaming_table's backfills: historical data run through its SQL and appended once,
-        its checkpoint untouched (runtime/writes/backfill.py); what the run output adds."""
-        return runtime.backfills_said(runtime.run_backfills(self._spark(), config, sql, target_table))
-
-    @property
-    def _stream_summaries(self) -> list:
-        return self.connections.streaming_run.summaries
-
-    @available
     def finish_streaming_run(self) -> None:
         """on-run-end: a summary per streaming model, and this run's batches into the progress table."""
-        self.connections.streaming_run.finish(self._spark())
+        self.connections.invocation.run.finish(self._spark())
 
     @available
     def copy_source_view(self, model: str, source_name: str) -> str:
         """The temp view a copy_into model's SQL reads its source through (registered per load)."""
         return runtime.copy_source_view(model, source_name)
-
-    @available
-    @reported_to_dbt
-    def run_copy_into(self, config: runtime.ModelConfig, sql: str, target_table: str) -> dict:
-        self._warn_of_ignored_constraints(config)
-        copy = runtime.CopyInto(config=config, target_table=target_table, sql=sql)
-        summary = runtime.run_copy_into(self._spark(), copy, runtime.Lakehouse.from_env())
-        return {**summary.__dict__, "message": summary.message()}
-
-    @available
-    @reported_to_dbt
-    def plan_full_refresh(self, model: Mapping[str, Any], graph: Mapping[str, Any], selected: Iterable[str]) -> bool:
-        """Before a full refresh drops anything: refused while a model streaming from this one
-        would be left to fail; True when the table is to be emptied in place for readers that
-        follow rewrites (runtime/lifecycle/full_refresh.py)."""
-        return runtime.plan_full_refresh(model, graph.get("nodes", {}), selected or ()).in_place
-
-    @available
-    @reported_to_dbt
-    def reset_streaming_table(
-        self, target_table: str, checkpoint: str, companion_tables: Iterable[str] = (),
-        in_place: bool = False,
-    ) -> None:
-        """Full refresh: the table, the tables kept beside it and its checkpoint (or load log)
-        go together, so it starts over. `in_place`: the table is emptied, not dropped, so the
-        readers that continue over it keep streaming from the same Delta table."""
-        spark = self._spark()
-        if in_place and spark.catalog.tableExists(target_table):
-            runtime.empty_table(spark, target_table)
-        else:
-            runtime.drop_table_if_exists(spark, target_table)
-        for table in companion_tables:
-            runtime.drop_table_if_exists(spark, table)
-        runtime.delete_checkpoint(spark, checkpoint)
-        # The unreadable lines of the json/csv sources it reads, if it kept any, and the
-        # checkpoints of their queries (runtime/sources/corrupt_lines.py)
-        runtime.drop_table_if_exists(spark, runtime.corrupt_lines_table(target_table))
-        runtime.delete_checkpoint(spark, runtime.corrupt_lines_checkpoint(checkpoint))
-        runtime.forget_redeploy(spark, target_table, checkpoint, companion_tables)
 
     @available
     @reported_to_dbt
@@ -304,9 +211,7 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
     ) -> str:
         """run-operation reset_checkpoint: the model's checkpoint deleted, its table kept, and
         where its next run starts reading recorded in the checkpoint's folder; what was done."""
-        return runtime.reset_model_checkpoint(
-            self._spark(), node, graph, run_vars, arguments, target_table, runtime.Lakehouse.from_env()
-        )
+        return runtime.reset_model_checkpoint(self._spark(), node, graph, run_vars, arguments, target_table)
 
     @available
     @reported_to_dbt
@@ -321,17 +226,11 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
     @reported_to_dbt
     def serve_streams(self) -> list:
         """Keep processing-time queries running until Ctrl-C/SIGTERM (on-run-end hook)."""
-        return runtime.serve_until_stopped(self._spark(), self.connections.streaming_run)
+        return runtime.serve_until_stopped(self._spark(), self.connections.invocation.run)
 
     def cleanup_connections(self) -> None:
-        """dbt's end of every command, after its on-run-end hooks. A project without the hook
-        serve_streaming_queries() still gets the run's summary and its batches in the progress
-        table (after the hook there is nothing left to do), and is told how to serve its
-        processing-time queries."""
-        spark = runtime.active_session()
-        if spark is not None:
-            self.connections.streaming_run.finish(spark)
-            runtime.say_unserved(spark, self.connections.streaming_run)
+        """dbt's end of every command, after its on-run-end hooks (runtime/run/invocation.py)."""
+        self.connections.invocation.end()
         super().cleanup_connections()
 
     @available

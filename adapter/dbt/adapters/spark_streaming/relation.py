@@ -14,12 +14,13 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, Mapping, Optional
 
+from dbt.adapters.contracts.relation import HasQuoting, RelationConfig
 from dbt.adapters.spark.relation import SparkRelation
 
 
 class SparkStreamingRelation(SparkRelation):
     @classmethod
-    def create_from(cls, quoting: Any, relation_config: Any, **kwargs: Any):
+    def create_from(cls, quoting: HasQuoting, relation_config: RelationConfig, **kwargs: Any):
         ASKED_FOR.note(getattr(relation_config, "unique_id", None))
         return super().create_from(quoting, relation_config, **kwargs)
 

@@ -1,4 +1,4 @@
-"""The adapter's methods for dbt unit tests of streaming models (runtime/run/model_tests.py):
+"""The adapter's methods for dbt unit tests of streaming models (runtime/unit_tests/model_tests.py):
 a mixin, so that dbt still finds them `@available` to Jinja (AdapterMeta collects a base's)."""
 
 from __future__ import annotations
@@ -32,13 +32,12 @@ class UnitTestMethods(metaclass=AdapterMeta):
     ) -> dict:
         """What a unit test compares: the model's SQL over its given rows in one batch, or a
         micro-batch scenario's table after each batch; a temp view and its columns."""
-        self.connections.register_source_views(sql)
         if not (graph or {}).get("nodes"):  # dbt gives a unit test no graph
             graph = self._flat_graph()
         manifest_test = getattr(self.get_macro_resolver(), "unit_tests", {}).get(test.get("unique_id"))
         given = [fixture.input for fixture in getattr(manifest_test, "given", None) or []]
         return runtime.unit_test_actual_rows(
-            self._spark(), test, graph, sql, list(expected_rows or []), given
+            self._spark(), test, graph, sql, list(expected_rows or []), given, self.connections.invocation.source_views
         )
 
     @available

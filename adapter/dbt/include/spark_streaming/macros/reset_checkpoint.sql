@@ -10,7 +10,7 @@
                            Delta commits, Kafka records, files modified at or after T
     from_offsets: '{...}'  Kafka startingOffsets JSON
   `dbt-spark-streaming reset-checkpoint --select <model> --from-now` runs this.
-  (adapter/dbt_spark_streaming/lifecycle/checkpoint_reset.py)
+  (adapter/dbt_spark_streaming/lifecycle/reset/checkpoint_reset.py)
 #}
 {% macro reset_checkpoint(select=none, from_now=none, from_version=none, from_timestamp=none, from_offsets=none) %}
     {%- if execute -%}

@@ -33,18 +33,3 @@
         {%- endif -%}
     {%- endif -%}
 {% endmacro %}
-
-
-{#-
-  --full-refresh of a streaming model: its table emptied or dropped with the tables kept beside
-  it, and its checkpoint (or load log) deleted, before it runs again from the start of its
-  inputs. Refused while a model streaming from this one would be left to fail.
--#}
-{% macro reset_if_full_refresh(settings, target_relation) %}
-    {%- if should_full_refresh() -%}
-        {%- set in_place = adapter.plan_full_refresh(model, graph, selected_resources) -%}
-        {%- do adapter.reset_streaming_table(
-            target_relation.render(), settings.checkpoint, settings.companion_tables(target_relation.render()), in_place
-        ) -%}
-    {%- endif -%}
-{% endmacro %}

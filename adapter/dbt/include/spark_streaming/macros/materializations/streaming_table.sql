@@ -2,72 +2,30 @@
   streaming_table: the model's SELECT runs as a Spark Structured Streaming query that writes into
   a Delta table, each model with its own checkpoint. Every run processes only the input that
   arrived since the last one.
-
-  Config (read and checked once, before anything runs: adapter/dbt_spark_streaming/config/model.py):
-    output_mode          'append' (default), 'complete', or 'update' (with unique_key: each
-                         batch's changed rows MERGEd into the table)
-    unique_key           column or list of columns identifying a row (update mode)
-    watermark            {column: <event time>, delay: '<n> minutes'}, or a list of them, each
-                         on the streaming inputs that have its column
-    dedupe               {keys: [...], within_watermark: true} drops rows delivered twice
-    trigger              {'available_now': true} (default), {'once': true},
-                         {'processing_time': '<n> seconds'} or {'on_new_data': true} (served:
-                         run again each time an input commits); run-wide: --vars '{stream_trigger: ...}'
-    target_lag           '<n> seconds': how far behind its inputs a served model may fall;
-                         measured, shown by `service status` and _stream_progress, said when missed
-    checkpoint_location  default <checkpoint root>/<schema>/<model>
-    partition_by         column or list of columns
-    tblproperties        Delta table properties
-    on_schema_change     'fail' (default) or 'append_new_columns' (new columns join the table)
-    on_query_change      'apply_to_new_rows' (default: said in the output and the table's
-                         history), 'fail' (stop, saying what changed) or 'redeploy' (the new
-                         version built beside the table from the start of its inputs, swapped
-                         in once caught up; streaming_table only): docs/changing-models.md
-    rollback_window      how long a redeploy keeps the old version to roll back to, default
-                         '7 days' (dbt-spark-streaming rollback --select <model>)
-    expectations         [{name, expression, action: warn|drop|quarantine|fail}, ...]: rules
-                         checked on every row as it is written (docs/expectations.md)
-    quarantine_table     where quarantined rows go (default <model>__quarantine)
-    backfills            [{name, path | table, format, options}, ...]: historical data run through
-                         the model's SQL and appended once, checkpoint untouched (append mode only)
-  A model's YAML `contract: {enforced: true}` holds too (docs/contracts.md). Any other key
-  (but dbt's own configs) is refused, naming the nearest valid one (runtime/config/settings.py).
+  Its config keys, what each does and its default: docs/config-reference.md (checked once, before
+  anything runs: adapter/dbt_spark_streaming/config/model.py).
 #}
 {% materialization streaming_table, adapter='spark_streaming' %}
     {{ return(streaming_query_materialization()) }}
 {% endmaterialization %}
 
 
-{#- What streaming_table and cdc_table run: the model's query as a stream into its table. -#}
+{#- What streaming_table and cdc_table run: the model's query as a stream into its table
+    (adapter/dbt_spark_streaming/run/materialize.py: --empty, nothing new, a checkpoint reset, a
+    full refresh once the query resolved, the run, backfills). -#}
 {% macro streaming_query_materialization() %}
     {%- set target_relation = this.incorporate(type='table') -%}
     {%- set settings = streaming_model_config() -%}
-    {%- set source_view = model['name'] ~ '__stream_src' -%}
 
     {{ run_hooks(pre_hooks) }}
 
-    {#- Resolved and checked before anything is dropped or started (runtime/writes/model_query.py);
-        json/csv lines the model cannot read are kept out of it, for their quarantine beside it -#}
-    {%- set corrupt_lines = adapter.create_stream_view(settings, sql, source_view, should_full_refresh()) -%}
-
-    {%- if adapter.empty_run() -%}
-        {#- --empty: the query resolved against its inputs; no stream started, no checkpoint or
-            existing table touched; a model never built gets its table with no rows -#}
-        {%- set created = adapter.create_empty_table(settings, source_view, target_relation.render()) -%}
-        {%- do store_raw_result(
-            name='main', code='EMPTY', rows_affected=0,
-            message='EMPTY run: query checked, no stream started, '
-                ~ ('table created with no rows' if created else 'table and checkpoint untouched')
-        ) -%}
-    {%- else -%}
-        {%- do reset_if_full_refresh(settings, target_relation) -%}
-
-        {%- set summary = adapter.run_streaming_write(settings, source_view, target_relation.render(), corrupt_lines) -%}
-        {#- History appended once through the model's SQL, the checkpoint untouched -#}
-        {%- set backfilled = adapter.run_backfills(settings, sql, target_relation.render()) if settings.backfills else '' -%}
-        {%- do store_raw_result(
-            name='main', message=summary['message'] ~ backfilled, code=summary['code'], rows_affected=summary['input_rows']
-        ) -%}
+    {%- set result = adapter.materialize_streaming_model(
+        settings, sql, target_relation.render(), should_full_refresh(), model, graph, selected_resources
+    ) -%}
+    {%- do store_raw_result(
+        name='main', message=result['message'], code=result['code'], rows_affected=result['rows_affected']
+    ) -%}
+    {%- if result['code'] != 'EMPTY' -%}
         {%- do persist_docs(target_relation, model) -%}
     {%- endif -%}
 

@@ -1,7 +1,7 @@
 {#
   dbt unit tests on this adapter: the model's SQL as one batch over its given rows (its
   stream(...) reads read the fixtures), or, when the rows carry _batch, a micro-batch scenario
-  through Spark's streaming engine (adapter/dbt_spark_streaming/run/model_tests.py). The rows compared
+  through Spark's streaming engine (adapter/dbt_spark_streaming/unit_tests/model_tests.py). The rows compared
   with the expected ones come from a temp view; dbt's own macros build the expected rows and the
   comparison, so its diff is shown on a failure. docs/testing-models.md.
 #}

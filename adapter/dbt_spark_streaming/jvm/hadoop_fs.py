@@ -1,0 +1,201 @@
+"""Files through Hadoop's FileSystem, so that local paths and object-store URIs work alike."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import NamedTuple
+from urllib.parse import unquote, urlsplit
+
+from pyspark.sql import SparkSession
+
+from dbt_spark_streaming.jvm.jvm_classes import jvm_class
+
+
+class DataFile(NamedTuple):
+    path: str
+    modification_time_ms: int
+    size: int
+
+
+def _path_and_fs(spark: SparkSession, location: str):
+    path = jvm_class(spark, "org.apache.hadoop.fs.Path")(location)
+    return path, path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+
+
+def uri_path(spark: SparkSession, location: str) -> str:
+    """The path part of a location as Hadoop reads it (`/landing/x` of `s3a://bucket/landing/x`)."""
+    return jvm_class(spark, "org.apache.hadoop.fs.Path")(location).toUri().getPath()
+
+
+def exists(spark: SparkSession, location: str) -> bool:
+    local = _local(spark, location)
+    if local is not None:
+        return os.path.exists(local)
+    path, fs = _path_and_fs(spark, location)
+    return bool(fs.exists(path))
+
+
+def mkdirs(spark: SparkSession, location: str) -> None:
+    path, fs = _path_and_fs(spark, location)
+    fs.mkdirs(path)
+
+
+def list_names(spark: SparkSession, location: str) -> list[str]:
+    """Names directly under a folder; empty when it does not exist. A local folder is listed
+    without the JVM (a Delta log of thousands of commits is as many calls through Py4J)."""
+    local = _local(spark, location)
+    if local is not None:
+        try:
+            return os.listdir(local)
+        except FileNotFoundError:
+            return []
+    path, fs = _path_and_fs(spark, location)
+    if not fs.exists(path):
+        return []
+    return [status.getPath().getName() for status in fs.listStatus(path)]
+
+
+def delete(spark: SparkSession, location: str) -> None:
+    path, fs = _path_and_fs(spark, location)
+    if fs.exists(path):
+        fs.delete(path, True)
+
+
+def read_text(spark: SparkSession, location: str) -> str:
+    local = _local(spark, location)
+    if local is not None:  # one open() instead of five calls through Py4J
+        with open(local, encoding="utf-8") as file:
+            return file.read()
+    path, fs = _path_and_fs(spark, location)
+    stream = fs.open(path)
+    try:
+        return jvm_class(spark, "org.apache.commons.io.IOUtils").toString(stream, "UTF-8")
+    finally:
+        stream.close()
+
+
+def write_text(spark: SparkSession, location: str, text: str) -> None:
+    path, fs = _path_and_fs(spark, location)
+    stream = fs.create(path, True)
+    try:
+        stream.write(bytearray(text.encode("utf-8")))
+    finally:
+        stream.close()
+
+
+def write_atomically(spark: SparkSession, location: str, text: str) -> None:
+    """As Spark writes its own log entries: a temporary file renamed into place (no half-written
+    entry after a crash), refusing to replace an existing one."""
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(location)
+    manager = jvm.org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager.create(
+        path.getParent(), spark.sparkContext._jsc.hadoopConfiguration()
+    )
+    stream = manager.createAtomic(path, False)
+    try:
+        stream.write(bytearray(text.encode("utf-8")))
+    except Exception:
+        stream.cancel()
+        raise
+    stream.close()
+
+
+def list_data_files(spark: SparkSession, location: str) -> list[DataFile]:
+    """The files directly under a folder that Spark's file source would read: names starting
+    with '.' or '_' are skipped, as Spark skips them."""
+    path, fs = _path_and_fs(spark, location)
+    if not fs.exists(path):
+        return []
+    return [
+        DataFile(status.getPath().toString(), int(status.getModificationTime()), int(status.getLen()))
+        for status in fs.listStatus(path)
+        if status.isFile() and not status.getPath().getName().startswith((".", "_"))
+    ]
+
+
+def rename(spark: SparkSession, source: str, target: str) -> None:
+    """Move a file or folder (one rename on a local or HDFS file system); `target` must not exist."""
+    source_path, fs = _path_and_fs(spark, source)
+    target_path, _ = _path_and_fs(spark, target)
+    if not fs.rename(source_path, target_path):
+        raise OSError(f"Could not move {source} to {target}.")
+
+
+def copy_tree(spark: SparkSession, source: str, target: str) -> None:
+    """Copy a folder and everything in it to `target`, which must not exist."""
+    source_local, target_local = _local(spark, source), _local(spark, target)
+    if source_local is not None and target_local is not None:
+        shutil.copytree(source_local, target_local)
+        return
+    source_path, source_fs = _path_and_fs(spark, source)
+    target_path, target_fs = _path_and_fs(spark, target)
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    if not jvm_class(spark, "org.apache.hadoop.fs.FileUtil").copy(
+            source_fs, source_path, target_fs, target_path, False, conf):
+        raise OSError(f"Could not copy {source} to {target}.")
+
+
+def files_under(spark: SparkSession, location: str) -> list[str]:
+    """Every file under a folder, at any depth, that Spark's file index would list (names
+    starting with '.' or '_', but for partition folders such as `_x=1`, are skipped, as are files
+    still being copied); as locations with their scheme. Empty when the folder does not exist."""
+    local = _local(spark, location)
+    if local is not None:
+        found = []
+        for folder, folders, files in os.walk(local):
+            folders[:] = [name for name in folders if not _hidden(name)]
+            found.extend(f"file:{os.path.join(folder, name)}" for name in files if not _hidden(name))
+        return found
+    path, fs = _path_and_fs(spark, location)
+    if not fs.exists(path):
+        return []
+    root = path.toUri().getPath().rstrip("/")
+    listed, found = fs.listFiles(path, True), []
+    while listed.hasNext():
+        file = listed.next().getPath()
+        below = file.toUri().getPath()[len(root):].split("/")
+        if not any(_hidden(part) for part in below if part):
+            found.append(file.toString())
+    return found
+
+
+def local_path(location: str) -> str | None:
+    """The file-system path of a local location (`/x`, `file:/x`, `file:///x`), else None."""
+    parts = urlsplit(location)
+    if parts.scheme in ("", "file") and not parts.netloc:
+        return unquote(parts.path)
+    return None
+
+
+def _local(spark: SparkSession | None, location: str) -> str | None:
+    """local_path, where Hadoop would read the location locally too: a path without a scheme is
+    on the default file system, which a cluster may set to HDFS."""
+    if urlsplit(location).scheme == "" and not _default_fs_is_local(spark):
+        return None
+    return local_path(location)
+
+
+def _default_fs_is_local(spark: SparkSession | None) -> bool:
+    if spark is None:  # read without a session: local files only
+        return True
+    key = id(spark.sparkContext)
+    if key not in _DEFAULT_FS_LOCAL:
+        default = spark.sparkContext._jsc.hadoopConfiguration().get("fs.defaultFS") or "file:///"
+        _DEFAULT_FS_LOCAL[key] = default.startswith("file:")
+    return _DEFAULT_FS_LOCAL[key]
+
+
+_DEFAULT_FS_LOCAL: dict[int, bool] = {}
+
+
+def file_key(location: str) -> tuple[str, str, str]:
+    """A location as (scheme, host, path), the same for every spelling of it (`file:///x/a.json`
+    and `file:/x/a.json`)."""
+    parts = urlsplit(location)
+    scheme = parts.scheme or "file"
+    return scheme, parts.netloc, unquote(parts.path).rstrip("/")
+
+
+def _hidden(name: str) -> bool:
+    return (name.startswith("_") and "=" not in name) or name.startswith(".") or name.endswith("._COPYING_")

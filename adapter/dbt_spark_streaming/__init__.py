@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from dbt_spark_streaming.lifecycle.rollback import roll_back_model
     from dbt_spark_streaming.run.interruption import stop_streams as stop_streams_on_interrupt
     from dbt_spark_streaming.run.invocation import Invocation
-    from dbt_spark_streaming.run.materialize import materialize_copy_into, materialize_streaming_model
+    from dbt_spark_streaming.run.materialize import materialize
     from dbt_spark_streaming.run.serving import serve_until_stopped, stop_all as stop_all_streams
     from dbt_spark_streaming.session import DEFAULT_MASTER, get_or_create_session
     from dbt_spark_streaming.unit_tests.model_tests import (
@@ -83,9 +83,8 @@ _FACE = {
     "read_model_config": "config.model",
     "config_error_of": "config.model",
     "source_stream_meta": "config.model",
-    # the materialisations, one call each
-    "materialize_streaming_model": "run.materialize",
-    "materialize_copy_into": "run.materialize",
+    # the materialisations, one call
+    "materialize": "run.materialize",
     "copy_source_view": "writes.copy_into",
     # run-operations: reset a checkpoint and keep the table; roll a redeploy back
     "reset_model_checkpoint": "lifecycle.reset.checkpoint_reset",

@@ -1,6 +1,6 @@
-"""dbt's streaming materialisations, one call each: from the model's checked config to the line
-dbt prints. The materialisation macros run the model's hooks, make this one call, and store its
-result.
+"""dbt's streaming materialisations, one call (`materialize`): from the model's checked config to
+the line dbt prints. The materialisation macros run the model's hooks, make this one call, and
+store its result.
 
 A streaming_table or cdc_table model (`materialize_streaming_model`):
 1. `--empty`: its query resolved against its inputs and no stream started; a model never built
@@ -25,6 +25,7 @@ from typing import Any, Iterable, Mapping, Optional
 from pyspark.sql import SparkSession
 
 from dbt_spark_streaming.config.contracts import with_not_null
+from dbt_spark_streaming.config.materializations import streams
 from dbt_spark_streaming.config.model import ModelConfig
 from dbt_spark_streaming.delta import constraints as delta_constraints
 from dbt_spark_streaming.delta import tables as delta_tables
@@ -57,6 +58,16 @@ class Materialized:
 
     def for_dbt(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, "rows_affected": self.rows_affected}
+
+
+def materialize(
+    spark: SparkSession, invocation: Invocation, config: ModelConfig, sql: str, target_table: str,
+    full_refresh_of: Optional[Refresh] = None, empty: bool = False,
+) -> Materialized:
+    """The model's run as its materialisation makes it: a streaming query, or a load."""
+    if streams(config.materialized):
+        return materialize_streaming_model(spark, invocation, config, sql, target_table, full_refresh_of, empty)
+    return materialize_copy_into(spark, config, sql, target_table, full_refresh_of, empty)
 
 
 def materialize_streaming_model(

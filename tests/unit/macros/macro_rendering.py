@@ -209,8 +209,10 @@ class MacroRenderer:
         self.adapter_answers: dict[str, Any] = {
             **{name: real_method(name) for name in REAL_METHODS},
             "empty_run": lambda: self.flags.EMPTY,
-            "materialize_streaming_model": {"message": "3 rows streamed", "rows_affected": 3, "code": "STREAMED"},
-            "materialize_copy_into": {"message": "2 files loaded", "rows_affected": 20, "code": "COPIED"},
+            "materialize": lambda config, *args: (
+                {"message": "2 files loaded", "rows_affected": 20, "code": "COPIED"}
+                if config.materialized == "copy_into"
+                else {"message": "3 rows streamed", "rows_affected": 3, "code": "STREAMED"}),
             "source_view": lambda name, meta, streaming=True: f"{name.replace('.', '__')}__view",
             "quote": lambda name: f"`{name}`",
         }

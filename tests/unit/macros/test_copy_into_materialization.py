@@ -13,7 +13,7 @@ from macro_rendering import model_node
 
 TABLE = "bronze.loads"
 START = ["adapter.streaming_model_config", "run_hooks"]
-LOADED = ["adapter.materialize_copy_into", "store_raw_result", "persist_docs", "run_hooks"]
+LOADED = ["adapter.materialize", "store_raw_result", "persist_docs", "run_hooks"]
 
 
 @pytest.fixture
@@ -29,7 +29,7 @@ def test_a_run_loads_the_new_files_into_the_table(copy_into):
     calls, settings = copy_into.calls, copy_into.settings()
     assert calls.names() == START + LOADED
     assert settings.materialized == "copy_into" and settings.copy_source.name == "landing.events"
-    assert calls.one("adapter.materialize_copy_into").args == (
+    assert calls.one("adapter.materialize").args == (
         settings, copy_into.sql, TABLE, False, copy_into.model, copy_into.graph, copy_into.selected_resources)
     assert calls.one("store_raw_result").kwargs == {
         "name": "main", "message": "2 files loaded", "code": "COPIED", "rows_affected": 20}
@@ -50,18 +50,18 @@ def test_a_full_refresh_is_asked_of_the_load_as_dbt_resolves_it(copy_into, flag,
     copy_into.materialize()
 
     assert copy_into.calls.names() == START + LOADED
-    assert copy_into.calls.one("adapter.materialize_copy_into").args[3] is refreshes
+    assert copy_into.calls.one("adapter.materialize").args[3] is refreshes
     # the load log is a copy_into model's checkpoint
     assert copy_into.settings().checkpoint.endswith("checkpoints/bronze/loads")
 
 
 def test_empty_stores_what_the_load_said_and_persists_no_docs(copy_into):
     said = "EMPTY run: no files loaded (table and load log untouched)"
-    copy_into.adapter_answers["materialize_copy_into"] = {"code": "EMPTY", "message": said, "rows_affected": 0}
+    copy_into.adapter_answers["materialize"] = {"code": "EMPTY", "message": said, "rows_affected": 0}
 
     result = copy_into.materialize()
 
-    assert copy_into.calls.names() == START + ["adapter.materialize_copy_into", "store_raw_result", "run_hooks"]
+    assert copy_into.calls.names() == START + ["adapter.materialize", "store_raw_result", "run_hooks"]
     assert copy_into.calls.one("store_raw_result").kwargs == {
         "name": "main", "code": "EMPTY", "rows_affected": 0, "message": said}
     assert [relation.render() for relation in result["relations"]] == [TABLE]
@@ -89,7 +89,7 @@ def test_the_runs_copy_into_force_var_reaches_the_load(copy_into, value, force):
 
     assert copy_into.calls.one("adapter.streaming_model_config").args[2] == {
         "stream_trigger": None, "copy_into_force": value}
-    assert copy_into.calls.one("adapter.materialize_copy_into").args[0].force is force
+    assert copy_into.calls.one("adapter.materialize").args[0].force is force
 
 
 def test_a_wrong_copy_into_force_var_is_a_config_error(copy_into):

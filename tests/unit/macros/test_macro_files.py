@@ -19,7 +19,7 @@ def test_the_macros_are_named_as_dbt_looks_them_up(macros):
     assert {
         "materialization_streaming_table_spark_streaming", "materialization_cdc_table_spark_streaming",
         "materialization_copy_into_spark_streaming", "materialization_unit_spark_streaming",
-        "streaming_query_materialization", "streaming_model_config", "streaming_run_vars",
+        "streaming_materialization", "streaming_model_config", "streaming_run_vars",
         "check_streaming_model", "spark_streaming__get_limit_sql", "serve_streaming_queries",
         "reset_checkpoint", "rollback_redeploy", "streaming_model_named", "stream_changes", "stream_appends",
         "source", "ref", "get_fixture_sql", "spark_streaming__generate_schema_name",

@@ -1,5 +1,5 @@
 """streaming_table and cdc_table (materializations/streaming_table.sql, cdc_table.sql): both render
-streaming_query_materialization, which reads the model's config, runs its hooks and makes one
+streaming_materialization (materializations/streaming_materialization.sql), which reads the model's config, runs its hooks and makes one
 adapter call (runtime/run/materialize.py does the rest). Which calls each case makes, with which
 arguments and in which order: a normal run, a full refresh (--full-refresh or config
 full_refresh), --empty, a config error."""
@@ -21,7 +21,7 @@ VALID = {
 TABLE = "gold.counts"
 
 CONFIG_READ = ["adapter.streaming_model_config", "run_hooks"]
-STREAMED = ["adapter.materialize_streaming_model", "store_raw_result", "persist_docs", "run_hooks"]
+STREAMED = ["adapter.materialize", "store_raw_result", "persist_docs", "run_hooks"]
 
 
 @pytest.fixture(params=sorted(VALID))
@@ -38,7 +38,7 @@ def test_a_run_streams_the_models_query_into_its_table(streaming):
     assert calls.one("adapter.streaming_model_config").args == (
         streaming.model, streaming.graph, {"stream_trigger": None, "copy_into_force": None})
     assert settings.model == "counts" and settings.materialized == streaming.model["config"]["materialized"]
-    assert calls.one("adapter.materialize_streaming_model").args == (
+    assert calls.one("adapter.materialize").args == (
         settings, streaming.sql, TABLE, False, streaming.model, streaming.graph, streaming.selected_resources)
     assert calls.one("store_raw_result").kwargs == {
         "name": "main", "message": "3 rows streamed", "code": "STREAMED", "rows_affected": 3}
@@ -64,7 +64,7 @@ def test_a_full_refresh_is_asked_of_the_run_as_dbt_resolves_it(streaming, flag, 
     streaming.materialize()
 
     assert streaming.calls.names() == CONFIG_READ + STREAMED
-    assert streaming.calls.one("adapter.materialize_streaming_model").args[3] is refreshes
+    assert streaming.calls.one("adapter.materialize").args[3] is refreshes
 
 
 def test_a_refused_run_stores_nothing_and_runs_no_post_hook(streaming):
@@ -73,21 +73,21 @@ def test_a_refused_run_stores_nothing_and_runs_no_post_hook(streaming):
     def refuse(*args):
         raise DbtRuntimeError("Full refresh of counts refused: totals streams from it and would fail.")
 
-    streaming.adapter_answers["materialize_streaming_model"] = refuse
+    streaming.adapter_answers["materialize"] = refuse
 
     with pytest.raises(DbtRuntimeError, match="totals streams from it"):
         streaming.materialize()
-    assert streaming.calls.names() == CONFIG_READ + ["adapter.materialize_streaming_model"]
+    assert streaming.calls.names() == CONFIG_READ + ["adapter.materialize"]
 
 
 def test_empty_stores_what_the_run_said_and_persists_no_docs(streaming):
     streaming.flags.EMPTY = True
     said = "EMPTY run: query checked, no stream started, table created with no rows"
-    streaming.adapter_answers["materialize_streaming_model"] = {"code": "EMPTY", "message": said, "rows_affected": 0}
+    streaming.adapter_answers["materialize"] = {"code": "EMPTY", "message": said, "rows_affected": 0}
 
     result = streaming.materialize()
 
-    assert streaming.calls.names() == CONFIG_READ + ["adapter.materialize_streaming_model", "store_raw_result",
+    assert streaming.calls.names() == CONFIG_READ + ["adapter.materialize", "store_raw_result",
                                                       "run_hooks"]
     assert streaming.calls.one("store_raw_result").kwargs == {
         "name": "main", "code": "EMPTY", "rows_affected": 0, "message": said}

@@ -154,28 +154,15 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
 
     @available
     @reported_to_dbt
-    def materialize_streaming_model(
+    def materialize(
         self, config: runtime.ModelConfig, sql: str, target_table: str, full_refresh: bool,
         node: Mapping[str, Any], graph: Mapping[str, Any], selected: Iterable[str],
     ) -> dict:
-        """A streaming_table or cdc_table model's run, from its checked config to what dbt
-        stores as its result (runtime/run/materialize.py)."""
+        """A streaming_table, cdc_table or copy_into model's run, from its checked config to what
+        dbt stores as its result (runtime/run/materialize.py)."""
         self._warn_of_ignored_constraints(config)
-        return runtime.materialize_streaming_model(
+        return runtime.materialize(
             self._spark(), self.connections.invocation, config, sql, target_table,
-            full_refresh_of=(node, graph, selected) if full_refresh else None, empty=self.empty_run(),
-        ).for_dbt()
-
-    @available
-    @reported_to_dbt
-    def materialize_copy_into(
-        self, config: runtime.ModelConfig, sql: str, target_table: str, full_refresh: bool,
-        node: Mapping[str, Any], graph: Mapping[str, Any], selected: Iterable[str],
-    ) -> dict:
-        """A copy_into model's load (runtime/writes/copy_into.py), after its full refresh."""
-        self._warn_of_ignored_constraints(config)
-        return runtime.materialize_copy_into(
-            self._spark(), config, sql, target_table,
             full_refresh_of=(node, graph, selected) if full_refresh else None, empty=self.empty_run(),
         ).for_dbt()
 

@@ -7,5 +7,5 @@
   {{ stream_changes(ref('<model>')) }}.
 #}
 {% materialization cdc_table, adapter='spark_streaming' %}
-    {{ return(streaming_query_materialization()) }}
+    {{ return(streaming_materialization()) }}
 {% endmaterialization %}

@@ -6,23 +6,5 @@
   Config keys: docs/config-reference.md.
 #}
 {% materialization copy_into, adapter='spark_streaming' %}
-    {%- set target_relation = this.incorporate(type='table') -%}
-    {%- set settings = streaming_model_config() -%}
-
-    {{ run_hooks(pre_hooks) }}
-
-    {#- --empty loads nothing and logs nothing: loading no rows would still mark the files loaded -#}
-    {%- set result = adapter.materialize_copy_into(
-        settings, sql, target_relation.render(), should_full_refresh(), model, graph, selected_resources
-    ) -%}
-    {%- do store_raw_result(
-        name='main', message=result['message'], code=result['code'], rows_affected=result['rows_affected']
-    ) -%}
-    {%- if result['code'] != 'EMPTY' -%}
-        {%- do persist_docs(target_relation, model) -%}
-    {%- endif -%}
-
-    {{ run_hooks(post_hooks) }}
-
-    {{ return({'relations': [target_relation]}) }}
+    {{ return(streaming_materialization()) }}
 {% endmaterialization %}

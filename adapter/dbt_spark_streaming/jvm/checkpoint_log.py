@@ -49,31 +49,41 @@ def files_seen(spark: SparkSession, checkpoint: str, source: int, through_batch:
     """The files a file source (the checkpoint's `source`-th) has taken into batches up to
     `through_batch`, from its log under `sources/<source>`: the newest compaction at or before
     that batch (it holds every batch before it), then each batch after it."""
-    log = f"{checkpoint.rstrip('/')}/sources/{source}"
-    names = hadoop_fs.list_names(spark, log)
-    compacted = [int(name.split(".")[0]) for name in names
-                 if name.endswith(".compact") and name.split(".")[0].isdigit()]
-    start = max((batch for batch in compacted if batch <= through_batch), default=None)
-    entries = [f"{start}.compact"] if start is not None else []
-    plain = {int(name) for name in names if name.isdigit()}
-    first = start + 1 if start is not None else 0
-    entries += [str(batch) for batch in range(first, through_batch + 1) if batch in plain]
-    seen = []
-    for name in entries:
-        for line in hadoop_fs.read_text(spark, f"{log}/{name}").split("\n")[1:]:
-            if line.strip():
-                seen.append(json.loads(line)["path"])
-    return seen
+    log = _source_log(checkpoint, source)
+    entries = _source_log_entries(spark, log)
+    compacted = [batch for batch, name in entries.items() if name.endswith(".compact") and batch <= through_batch]
+    first = max(compacted, default=0)
+    return [path for batch in range(first, through_batch + 1) if batch in entries
+            for path in _paths_logged(spark, log, entries[batch])]
 
 
 def newest_file_seen(spark: SparkSession, checkpoint: str, source: int) -> Optional[str]:
     """The last file a file source (the checkpoint's `source`-th) logged taking; None when its
     log under `sources/<source>` has none."""
-    log = f"{checkpoint.rstrip('/')}/sources/{source}"
-    batches = {int(name.split(".")[0]): name for name in hadoop_fs.list_names(spark, log)
-               if name.split(".")[0].isdigit() and name.count(".") <= 1}
-    for batch in sorted(batches, reverse=True):
-        lines = [line for line in hadoop_fs.read_text(spark, f"{log}/{batches[batch]}").split("\n")[1:] if line.strip()]
-        if lines:
-            return str(json.loads(lines[-1])["path"])
+    log = _source_log(checkpoint, source)
+    entries = _source_log_entries(spark, log)
+    for batch in sorted(entries, reverse=True):
+        paths = _paths_logged(spark, log, entries[batch])
+        if paths:
+            return paths[-1]
     return None
+
+
+def _source_log(checkpoint: str, source: int) -> str:
+    return f"{checkpoint.rstrip('/')}/sources/{source}"
+
+
+def _source_log_entries(spark: SparkSession, log: str) -> dict[int, str]:
+    """A file source's log, by batch: `<batch>`, or `<batch>.compact` holding every batch up to it."""
+    entries = {}
+    for name in hadoop_fs.list_names(spark, log):
+        batch, _, suffix = name.partition(".")
+        if batch.isdigit() and suffix in ("", "compact"):
+            entries[int(batch)] = name
+    return entries
+
+
+def _paths_logged(spark: SparkSession, log: str, name: str) -> list[str]:
+    """The files one entry of a file source's log lists (its first line is the log's version)."""
+    lines = hadoop_fs.read_text(spark, f"{log}/{name}").split("\n")[1:]
+    return [str(json.loads(line)["path"]) for line in lines if line.strip()]

@@ -1,11 +1,13 @@
 """The dataflow serving's parts that need no JVM: the on_new_data trigger, target_lag, the input
-watches the scheduler polls, and how `service status` says a model's lag."""
+watches the scheduler polls, how `service status` says a model's lag, and a model that keeps
+failing set aside while the others serve on."""
 
 from __future__ import annotations
 
 import os
 import threading
 import time
+from concurrent.futures import Future
 from types import SimpleNamespace
 
 import pytest
@@ -14,9 +16,9 @@ from dbt_spark_streaming.config.common import ModelConfigError
 from dbt_spark_streaming.config.model import read_model_config
 from dbt_spark_streaming.config.triggers import Trigger
 from dbt_spark_streaming.jvm.plans import StreamingInput
-from dbt_spark_streaming.serve import input_watches
+from dbt_spark_streaming.serve import backoff, input_watches
 from dbt_spark_streaming.serve.dataflow import (
-    NO_TARGET_SLACK_SECONDS, Dataflow, ScheduledModel, polling_interval,
+    NO_TARGET_SLACK_SECONDS, Dataflow, RunResult, ScheduledModel, polling_interval,
 )
 from dbt_spark_streaming.commands.service import lag_said
 
@@ -219,3 +221,61 @@ def test_a_progress_row_of_a_served_batch_has_its_lag_and_target():
     assert (row["lag_seconds"], row["target_lag_seconds"]) == (2.346, 5.0)
     row = dict(zip([column for column, _kind in COLUMNS], progress_row(batch)))
     assert (row["lag_seconds"], row["target_lag_seconds"]) == (None, None)
+
+
+def _fail(flow: Dataflow, model: ScheduledModel, times: int) -> None:
+    """`times` runs of `model` that each raise, as the scheduler hears of them."""
+    for _ in range(times):
+        failed = Future()
+        failed.set_exception(RuntimeError("injected failure"))
+        model.running = failed
+        flow._finished(model)
+
+
+def test_a_model_failing_again_and_again_is_set_aside_and_the_others_serve_on(tmp_path):
+    said = []
+    models = [_served("bronze", tmp=tmp_path), _served("silver", ("bronze",), tmp=tmp_path),
+              _served("other", tmp=tmp_path)]
+    bronze, silver, other = models
+    flow = Dataflow(SimpleNamespace(conf=_Conf()), models, log=said.append, wake=threading.Event())
+    try:
+        _fail(flow, bronze, backoff.MAX_FAILURES_IN_A_ROW - 1)
+        assert not bronze.set_aside and bronze.state.startswith("retrying after a failure in")
+        assert said[-1].endswith(f"(failure 4 of {backoff.MAX_FAILURES_IN_A_ROW} in a row before it is set aside).")
+
+        _fail(flow, bronze, 1)  # no exception: serving goes on
+
+        assert bronze.set_aside and bronze.state.startswith("FAILED 5 times in a row, set aside; tried again in 30")
+        assert bronze.retry_at - time.monotonic() > backoff.MAX_BACKOFF_SECONDS
+        assert "set aside: the other models keep serving" in said[-1] and "injected failure" in said[-1]
+        assert silver.state == "waiting on bronze, which failed"
+        assert other.state == "waiting for new data" and not flow.all_set_aside
+
+        done = Future()
+        done.set_result(RunResult(ran=True))
+        bronze.running = done
+        flow._finished(bronze)  # the retry that completes: bronze is back, silver waits no more
+        assert not bronze.set_aside and silver.state == "waiting for new data"
+    finally:
+        flow.stop(lambda queries: None)
+
+
+def test_serving_stops_only_when_every_model_is_set_aside(tmp_path):
+    from dbt_spark_streaming.errors import StreamingModelError
+    from dbt_spark_streaming.run.serving import _refuse_if_nothing_serves
+
+    models = [_served("bronze", tmp=tmp_path), _served("other", tmp=tmp_path)]
+    flow = Dataflow(SimpleNamespace(conf=_Conf()), models, log=lambda line: None, wake=threading.Event())
+    try:
+        _fail(flow, models[0], backoff.MAX_FAILURES_IN_A_ROW)
+        _refuse_if_nothing_serves([], flow)  # other still serves
+        _fail(flow, models[1], backoff.MAX_FAILURES_IN_A_ROW)
+        with pytest.raises(StreamingModelError, match="Every served query failed 5 times in a row, so serving stops: "
+                                                      "s.bronze: injected failure; s.other: injected failure"):
+            _refuse_if_nothing_serves([], flow)
+    finally:
+        flow.stop(lambda queries: None)
+
+
+def test_the_pause_doubles_then_a_set_aside_model_is_tried_every_few_minutes():
+    assert [backoff.pause_after(n) for n in range(1, 8)] == [1, 2, 4, 8, 300, 300, 300]

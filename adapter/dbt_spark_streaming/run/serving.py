@@ -7,8 +7,9 @@ when one of its runs ends.
 
 While serving, a query that fails is started again from its checkpoint after a pause that doubles
 with each failure in a row (1 s, 2 s, 4 s ... at most 60 s); the reason is logged. After
-`backoff.MAX_FAILURES_IN_A_ROW` failures with no batch completed in between, serving gives up: every query
-is stopped and the run ends with the last error. Batch progress goes to the progress table every
+`backoff.MAX_FAILURES_IN_A_ROW` failures with no batch completed in between, it is set aside and
+tried again every few minutes, while the others serve on (serve/backoff.py); serving gives up only
+when every query and model it serves is set aside, ending with their last errors. Batch progress goes to the progress table every
 few seconds, and the state of every query to the service's status file
 (adapter/dbt_spark_streaming/progress/status_file.py), which `dbt-spark-streaming status` reads.
 """
@@ -64,7 +65,13 @@ class ServedQuery:
         return bool(self.query.isActive)
 
     @property
+    def set_aside(self) -> bool:
+        return not self.active and backoff.set_aside(self.failures_in_a_row)
+
+    @property
     def state(self) -> str:
+        if self.set_aside and self.restart_at is not None:
+            return backoff.set_aside_state(self.failures_in_a_row, self.restart_at - time.monotonic())
         return "active" if self.active else "not running"
 
 
@@ -104,6 +111,7 @@ def serve_until_stopped(spark: SparkSession, run: StreamingRun, log: Log = print
                 if dataflow is not None:
                     with own_time.timed("scheduler"):
                         dataflow.step()
+                _refuse_if_nothing_serves(queries, dataflow)
                 if time.monotonic() >= next_status:
                     with own_time.timed("status file"):
                         status.write(served, own_time=_own_time(recorder, own_time),
@@ -151,11 +159,8 @@ def _supervise(spark: SparkSession, run: StreamingRun, served: ServedQuery, log:
         reason = _reason(run, served, error) if error is not None else "it stopped"
         served.failures_in_a_row += 1
         served.last_failure = reason
-        pause = backoff.pause_after(served.failures_in_a_row, served.name, reason, "a batch")
-        log(f"Query {served.name} failed: {reason}. Restarting it from its checkpoint in "
-            f"{pause:g} s (failure {served.failures_in_a_row} of at most "
-            f"{backoff.MAX_FAILURES_IN_A_ROW} in a row).")
-        served.restart_at = time.monotonic() + pause
+        log(backoff.failure_said(served.name, reason, served.failures_in_a_row, "Restarting it", "a batch"))
+        served.restart_at = time.monotonic() + backoff.pause_after(served.failures_in_a_row)
         return
     if time.monotonic() < served.restart_at:
         return
@@ -173,6 +178,19 @@ def _supervise(spark: SparkSession, run: StreamingRun, served: ServedQuery, log:
         return
     served.restarts += 1
     log(f"Query {served.name} restarted (restart {served.restarts}).")
+
+
+def _refuse_if_nothing_serves(queries: list[ServedQuery], dataflow: Optional[Dataflow]) -> None:
+    """Serving goes on while any query or model serves; with every one set aside it cannot."""
+    aside = [served for served in queries if served.set_aside]
+    if (not queries and dataflow is None) or len(aside) < len(queries) or (dataflow is not None and not dataflow.all_set_aside):
+        return
+    failed = [*((s.name, s.last_failure) for s in aside),
+              *((m.name, m.last_failure) for m in (dataflow.models if dataflow else ()))]
+    raise StreamingModelError(
+        f"Every served query failed {backoff.MAX_FAILURES_IN_A_ROW} times in a row, so serving "
+        "stops: " + "; ".join(f"{name}: {reason}" for name, reason in failed)
+        + ". Fix the cause, then serve again: each query resumes from its checkpoint.")
 
 
 def _reason(run: StreamingRun, served: ServedQuery, error: Exception) -> str:

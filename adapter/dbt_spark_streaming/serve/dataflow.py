@@ -117,6 +117,7 @@ class ScheduledModel:
     last_lag: Optional[float] = None
     missed_said_at: float = 0.0
     missing: bool = False
+    waiting_on: tuple[str, ...] = ()  # the upstream models set aside whose table it reads
     # Per run that started a query, seconds: the up-to-date check, start() until it returned, and
     # start() until the query ended (the last RUN_TIMINGS_KEPT runs; for the latency breakdown).
     run_timings: list = field(default_factory=list, repr=False)
@@ -132,11 +133,21 @@ class ScheduledModel:
         return self.retry_at is None
 
     @property
+    def set_aside(self) -> bool:
+        """Failed too often in a row: the other models serve on without it (serve/backoff.py)."""
+        return self.running is None and backoff.set_aside(self.failures_in_a_row)
+
+    @property
     def state(self) -> str:
         if self.running is not None:
             return "running"
         if self.retry_at is not None:
-            return f"retrying after a failure in {max(0.0, self.retry_at - time.monotonic()):.0f} s"
+            retry_in = self.retry_at - time.monotonic()
+            if self.set_aside:
+                return backoff.set_aside_state(self.failures_in_a_row, retry_in)
+            return f"retrying after a failure in {max(0.0, retry_in):.0f} s"
+        if self.waiting_on:
+            return f"waiting on {', '.join(self.waiting_on)}, which failed"
         return "pending" if self.pending_since is not None else "waiting for new data"
 
     def lag(self, now: Optional[float] = None) -> float:
@@ -266,7 +277,9 @@ class Dataflow:
         error = future.exception()
         if error is None:
             result = future.result()
-            model.failures_in_a_row = 0
+            if model.failures_in_a_row:
+                model.failures_in_a_row = 0
+                self._note_who_waits()
             if not result.ran:
                 model.skipped += 1
                 return
@@ -281,12 +294,20 @@ class Dataflow:
         reason = self._reason(model, error)
         model.failures_in_a_row += 1
         model.last_failure = reason
-        pause = backoff.pause_after(model.failures_in_a_row, model.name, reason, "a run")
-        model.retry_at = time.monotonic() + pause
+        model.retry_at = time.monotonic() + backoff.pause_after(model.failures_in_a_row)
         model.restarts += 1
-        self.log(f"Query {model.name} failed: {reason}. Running it again from its checkpoint in "
-                 f"{pause:g} s (failure {model.failures_in_a_row} of at most "
-                 f"{backoff.MAX_FAILURES_IN_A_ROW} in a row).")
+        self.log(backoff.failure_said(model.name, reason, model.failures_in_a_row, "Running it again", "a run"))
+        self._note_who_waits()
+
+    def _note_who_waits(self) -> None:
+        """Each model's upstream models that are set aside: it waits on them, and says so."""
+        for model in self.models:
+            upstream = (self._writer.get(hadoop_fs.file_key(found.path)) for found in model.inputs)
+            model.waiting_on = tuple(up.write.model for up in upstream if up is not None and up.set_aside)
+
+    @property
+    def all_set_aside(self) -> bool:
+        return bool(self.models) and all(model.set_aside for model in self.models)
 
     @staticmethod
     def _reason(model: ScheduledModel, error: BaseException) -> str:
@@ -320,6 +341,8 @@ class Dataflow:
                     if model.running_since else "its run is in progress")
         if model.retry_at is not None:
             return f"its last run failed ({model.last_failure})"
+        if model.waiting_on:
+            return f"it waits on {', '.join(model.waiting_on)}, which failed"
         if model.pending_since is not None:
             running = [m.write.model for m in self.models if m.running is not None]
             if not running:

@@ -1,6 +1,7 @@
 """The always-on service: `service start` keeps the streaming models running, `service status`
 lists them from another process, a query that fails is restarted and the failure logged,
-`service stop` stops everything cleanly.
+one that keeps failing is set aside while the others serve on, `service stop` stops everything
+cleanly.
 
 The service runs as its own process on a lakehouse of its own (the embedded metastore admits one
 process). Failure is injected through a control Delta table the model joins each micro-batch:
@@ -100,3 +101,56 @@ def test_the_service_serves_reports_restarts_a_failed_query_and_stops(spark, tmp
     progress = spark.read.format("delta").load(f"{lakehouse.warehouse}/_stream_progress")
     recorded = progress.where(f"query_name = '{QUERY}'").groupBy().sum("num_input_rows").first()[0]
     assert recorded == 10  # failed attempts ran no batch; each row counted once
+
+
+HEALTHY_SOURCES = SOURCES + """
+      - name: other_events
+        meta:
+          stream:
+            format: json
+            path: other_events
+            schema: "id int"
+"""
+
+
+def test_a_model_that_keeps_failing_is_set_aside_while_the_others_serve(spark, tmp_path):
+    """on_new_data serving: checked_events fails on every run until it is set aside; the model
+    reading its table waits on it, and a landing for the other chain still reaches its end."""
+    project = write_streaming_project(tmp_path / "project", "service_project", "served", {
+        "checked_events": MODEL,
+        "checked_copies": "select id from stream({{ ref('checked_events') }})",
+        "other_events": "select id from {{ source('files', 'other_events') }}",
+        "other_copies": "select id from stream({{ ref('other_events') }})",
+    }, HEALTHY_SOURCES, serve_after_run=True)
+    control = str(tmp_path / "control")
+    set_control(spark, control, fail=False)
+    env = separate_lakehouse_env(tmp_path / "lakehouse", CONTROL_TABLE=control)
+    lakehouse = Lakehouse.from_env(env)
+    other_folder = landing_folder(lakehouse, "other_events")
+    land(lakehouse, "a.json", range(3))
+    land_json_lines(other_folder, "a.json", ({"id": i} for i in range(3)))
+
+    service = ServiceProcess(["--project-dir", str(project)], env, tmp_path / "service.log", TIMEOUT)
+    try:
+        service.wait_for("serving", lambda: "Serving " in service.output())
+        set_control(spark, control, fail=True)
+        land(lakehouse, "b.json", range(3, 6))
+        service.wait_for("checked_events set aside", lambda: "set aside: the other models keep serving"
+                         in service.output())
+
+        land_json_lines(other_folder, "b.json", ({"id": i} for i in range(3, 6)))
+        copies = f"{lakehouse.warehouse}/served.db/other_copies"
+        service.wait_for("the other landing at the end of its chain",
+                         lambda: spark.read.format("delta").load(copies).count() == 6)
+        status = service.command("status")
+        assert status.returncode == 0 and "service: serving" in status.stdout, status.stdout + status.stderr
+        assert f"{QUERY}: FAILED 5 times in a row, set aside; tried again in " in status.stdout, status.stdout
+        assert "injected failure" in status.stdout
+        assert "served.checked_copies: waiting on checked_events, which failed" in status.stdout, status.stdout
+
+        assert service.stop(TIMEOUT) == 0, service.output()[-4000:]
+    finally:
+        service.kill_if_running()
+    checked = f"{lakehouse.warehouse}/served.db/checked_events"
+    assert sorted(row.id for row in spark.read.format("delta").load(checked).collect()) == [0, 1, 2]
+    assert sorted(row.id for row in spark.read.format("delta").load(copies).collect()) == list(range(6))

@@ -157,3 +157,15 @@ def test_help_lists_every_command_with_one_line(capsys):
     for command in ("init", "lint", "jars", "serve", "status", "stop", "report", "reset-checkpoint", "rollback"):
         assert f"    {command} " in said
 
+
+
+def test_an_env_var_or_var_the_profile_needs_and_nobody_gives_is_named(tmp_path):
+    folder = dbt_project(tmp_path / "p", PROFILES.replace("'USER_NAME', 'you'", "'USER_NAME'")
+                         .replace("var('schema', 'shared')", "var('schema')"))
+    home = tmp_path / "home"
+
+    with pytest.raises(ProfileError, match=r"env_var\('USER_NAME'\), which is not set and has no default: set USER_NAME"):
+        project.lakehouse(DbtOptions(), {}, folder, home)
+    assert lakehouse_root(DbtOptions(), {"USER_NAME": "ann"}, folder, home) == str(folder / ".lakehouse-dev")
+    with pytest.raises(ProfileError, match=r"var\('schema'\), which --vars does not give"):
+        project.lakehouse(DbtOptions(target="shared"), {}, folder, home)

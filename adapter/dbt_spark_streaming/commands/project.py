@@ -133,21 +133,18 @@ def _renderer(options: DbtOptions, environ: Mapping[str, str]):
     import jinja2
 
     missing = object()
-    variables = parse_vars(options.vars)
 
-    def env_var(name: str, default: Any = missing) -> Any:
-        if name in environ:
-            return environ[name]
-        if default is missing:
-            raise ProfileError(f"The profile uses env_var('{name}'), which is not set and has no default: set {name}.")
-        return default
+    def lookup(function: str, values: Mapping[str, Any], otherwise: str):
+        def look(name: str, default: Any = missing) -> Any:
+            if name in values:
+                return values[name]
+            if default is missing:
+                raise ProfileError(f"The profile uses {function}('{name}'), {otherwise.format(name=name)}")
+            return default
+        return look
 
-    def var(name: str, default: Any = missing) -> Any:
-        if name in variables:
-            return variables[name]
-        if default is missing:
-            raise ProfileError(f"The profile uses var('{name}'), which --vars does not give.")
-        return default
+    env_var = lookup("env_var", environ, "which is not set and has no default: set {name}.")
+    var = lookup("var", parse_vars(options.vars), "which --vars does not give.")
 
     templates = jinja2.Environment(undefined=jinja2.StrictUndefined)
     templates.globals.update(env_var=env_var, var=var)

@@ -249,7 +249,7 @@ def test_a_model_failing_again_and_again_is_set_aside_and_the_others_serve_on(tm
         assert bronze.retry_at - time.monotonic() > backoff.MAX_BACKOFF_SECONDS
         assert "set aside: the other models keep serving" in said[-1] and "injected failure" in said[-1]
         assert silver.state == "waiting on bronze, which failed"
-        assert other.state == "waiting for new data" and not flow.all_set_aside
+        assert other.state == "waiting for new data" and not other.set_aside
 
         done = Future()
         done.set_result(RunResult(ran=True))

@@ -9,9 +9,9 @@ While serving, a query that fails is started again from its checkpoint after a p
 with each failure in a row (1 s, 2 s, 4 s ... at most 60 s); the reason is logged. After
 `backoff.MAX_FAILURES_IN_A_ROW` failures with no batch completed in between, it is set aside and
 tried again every few minutes, while the others serve on (serve/backoff.py); serving gives up only
-when every query and model it serves is set aside, ending with their last errors. Batch progress goes to the progress table every
-few seconds, and the state of every query to the service's status file
-(adapter/dbt_spark_streaming/progress/status_file.py), which `dbt-spark-streaming status` reads.
+when every query and model it serves is set aside, ending with their last errors. Batch progress
+goes to the progress table every few seconds, and the state of every query to the service's
+status file (adapter/dbt_spark_streaming/progress/status_file.py), which `dbt-spark-streaming status` reads.
 """
 
 from __future__ import annotations
@@ -182,14 +182,12 @@ def _supervise(spark: SparkSession, run: StreamingRun, served: ServedQuery, log:
 
 def _refuse_if_nothing_serves(queries: list[ServedQuery], dataflow: Optional[Dataflow]) -> None:
     """Serving goes on while any query or model serves; with every one set aside it cannot."""
-    aside = [served for served in queries if served.set_aside]
-    if (not queries and dataflow is None) or len(aside) < len(queries) or (dataflow is not None and not dataflow.all_set_aside):
+    served = [*queries, *(dataflow.models if dataflow is not None else ())]
+    if not served or not all(one.set_aside for one in served):
         return
-    failed = [*((s.name, s.last_failure) for s in aside),
-              *((m.name, m.last_failure) for m in (dataflow.models if dataflow else ()))]
     raise StreamingModelError(
         f"Every served query failed {backoff.MAX_FAILURES_IN_A_ROW} times in a row, so serving "
-        "stops: " + "; ".join(f"{name}: {reason}" for name, reason in failed)
+        "stops: " + "; ".join(f"{one.name}: {one.last_failure}" for one in served)
         + ". Fix the cause, then serve again: each query resumes from its checkpoint.")
 
 

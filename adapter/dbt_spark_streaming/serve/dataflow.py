@@ -117,7 +117,8 @@ class ScheduledModel:
     last_lag: Optional[float] = None
     missed_said_at: float = 0.0
     missing: bool = False
-    waiting_on: tuple[str, ...] = ()  # the upstream models set aside whose table it reads
+    # the served models whose tables it reads (the scheduler's graph, set once)
+    upstream: tuple["ScheduledModel", ...] = field(default=(), repr=False)
     # Per run that started a query, seconds: the up-to-date check, start() until it returned, and
     # start() until the query ended (the last RUN_TIMINGS_KEPT runs; for the latency breakdown).
     run_timings: list = field(default_factory=list, repr=False)
@@ -136,6 +137,11 @@ class ScheduledModel:
     def set_aside(self) -> bool:
         """Failed too often in a row: the other models serve on without it (serve/backoff.py)."""
         return self.running is None and backoff.set_aside(self.failures_in_a_row)
+
+    @property
+    def waiting_on(self) -> tuple[str, ...]:
+        """Its upstream models that are set aside: it waits on them, and says so."""
+        return tuple(up.write.model for up in self.upstream if up.set_aside)
 
     @property
     def state(self) -> str:
@@ -189,6 +195,9 @@ class Dataflow:
                 if key not in self._watches:
                     self._watches[key] = input_watches.watch_for(found, self._remote_watch)
                 self._readers.setdefault(key, []).append(model)
+        for model in self.models:
+            keys = (hadoop_fs.file_key(found.path) for found in model.inputs)
+            model.upstream = tuple(self._writer[key] for key in keys if key in self._writer)
         self._slack = self._slack_by_model()
 
     def step(self) -> None:
@@ -277,9 +286,7 @@ class Dataflow:
         error = future.exception()
         if error is None:
             result = future.result()
-            if model.failures_in_a_row:
-                model.failures_in_a_row = 0
-                self._note_who_waits()
+            model.failures_in_a_row = 0
             if not result.ran:
                 model.skipped += 1
                 return
@@ -297,17 +304,6 @@ class Dataflow:
         model.retry_at = time.monotonic() + backoff.pause_after(model.failures_in_a_row)
         model.restarts += 1
         self.log(backoff.failure_said(model.name, reason, model.failures_in_a_row, "Running it again", "a run"))
-        self._note_who_waits()
-
-    def _note_who_waits(self) -> None:
-        """Each model's upstream models that are set aside: it waits on them, and says so."""
-        for model in self.models:
-            upstream = (self._writer.get(hadoop_fs.file_key(found.path)) for found in model.inputs)
-            model.waiting_on = tuple(up.write.model for up in upstream if up is not None and up.set_aside)
-
-    @property
-    def all_set_aside(self) -> bool:
-        return bool(self.models) and all(model.set_aside for model in self.models)
 
     @staticmethod
     def _reason(model: ScheduledModel, error: BaseException) -> str:
@@ -333,9 +329,7 @@ class Dataflow:
 
     def _holding(self, model: ScheduledModel, now: float) -> str:
         """What holds a model that misses its target."""
-        upstream = [self._writer[hadoop_fs.file_key(found.path)] for found in model.inputs
-                    if hadoop_fs.file_key(found.path) in self._writer]
-        busy = [up.write.model for up in upstream if up.running is not None or up.pending_since is not None]
+        busy = [up.write.model for up in model.upstream if up.running is not None or up.pending_since is not None]
         if model.running is not None:
             return (f"its run has taken {now - (model.running_since or now):.1f} s so far"
                     if model.running_since else "its run is in progress")

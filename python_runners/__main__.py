@@ -21,11 +21,10 @@ import sys
 # Commands that parse their own options: everything after the command name is theirs.
 _FORWARDED = {
     "lint": "python_runners.ops.lint",
-    "report": "python_runners.ops.report",
     "chaos": "python_runners.testing.chaos.__main__",
-    "reset-checkpoint": "python_runners.ops.reset_checkpoint",
-    "rollback": "python_runners.ops.rollback",
 }
+# The installed `dbt-spark-streaming` command's, on this repository's project and profiles.
+_PACKAGE_COMMANDS = ("report", "reset-checkpoint", "rollback")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,6 +33,10 @@ def main(argv: list[str] | None = None) -> int:
         from importlib import import_module
 
         return import_module(_FORWARDED[argv[0]]).main(argv[1:])
+    if argv and argv[0] in _PACKAGE_COMMANDS:
+        from python_runners.ops import package_command
+
+        return package_command.run(argv[0], argv[1:])
 
     from python_runners.infra import cluster
     from python_runners.ops import service
@@ -49,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     land.add_argument("--files", type=int, default=2)
     service.add_commands(commands)
     cluster.add_commands(commands)
-    for name in _FORWARDED:
+    for name in (*_FORWARDED, *_PACKAGE_COMMANDS):
         commands.add_parser(name, help=f"see `python -m python_runners {name} --help`")
     jars = commands.add_parser("jars", help="copy the pinned jars from Maven Central")
     jars.add_argument("--kafka-broker", action="store_true",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from python_runners.ops import reset_checkpoint
+from python_runners.ops import package_command
 from dbt_spark_streaming.lifecycle.reset import checkpoint_reset
 from dbt_spark_streaming.lifecycle.reset.checkpoint_reset import APPLIED, RECORD
 from python_runners.testing import delta_log
@@ -63,7 +63,7 @@ def checkpoint(lakehouse, model: str) -> Path:
 
 
 def reset(project, *options: str) -> int:
-    return reset_checkpoint.main([*options, "--project-dir", str(project)])
+    return package_command.run("reset-checkpoint", [*options, "--project-dir", str(project)])
 
 
 @pytest.fixture(scope="module")

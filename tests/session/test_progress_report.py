@@ -12,7 +12,7 @@ from typing import Optional
 import pytest
 
 from dbt_spark_streaming.commands import report as progress_report
-from python_runners.ops import report as repository_report
+from python_runners.ops import package_command
 
 # Two `dbt run`s ten minutes apart: (rows in, trigger duration in ms) of each model's batches.
 
@@ -80,7 +80,7 @@ def test_the_report_draws_one_series_per_model(spark, monkeypatch, tmp_path):
     yesterday = progress("bronze.bronze_recordings", 99, 5000, 60_000, first_run - timedelta(days=1))
     progress_table.append(spark, [*progress_rows(first_run), progress_table.progress_row(yesterday)])
 
-    assert repository_report.main(["--out", str(tmp_path), "--since-hours", "1"]) == 0
+    assert package_command.run("report", ["--out", str(tmp_path), "--since-hours", "1"]) == 0
 
     png = (tmp_path / "stream_progress.png").read_bytes()
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 10_000
@@ -119,7 +119,7 @@ def test_a_batch_without_a_rate_gets_one_from_its_rows_and_duration(tmp_path):
 def test_no_progress_table_says_what_to_do(spark, monkeypatch, tmp_path, capsys):
     monkeypatch.setenv(progress_table.TABLE_VARIABLE, "report_missing._stream_progress")
 
-    assert repository_report.main(["--out", str(tmp_path)]) == 1
+    assert package_command.run("report", ["--out", str(tmp_path)]) == 1
 
     message = capsys.readouterr().err
     assert "report_missing._stream_progress" in message and "`dbt run`" in message
@@ -132,7 +132,7 @@ def test_an_empty_progress_table_says_what_to_do(spark, monkeypatch, tmp_path, c
     empty = spark.createDataFrame([], progress_table.SCHEMA)
     empty.write.format("delta").saveAsTable("report_empty._stream_progress")
 
-    assert repository_report.main(["--out", str(tmp_path)]) == 1
+    assert package_command.run("report", ["--out", str(tmp_path)]) == 1
 
     message = capsys.readouterr().err
     assert "report_empty._stream_progress" in message and "has no batches" in message
@@ -152,7 +152,7 @@ def test_expectations_get_a_panel_and_totals_once_a_model_has_them(spark, monkey
     spark.createDataFrame(older_rows, old_schema).write.format("delta").saveAsTable(
         "report_expectations._stream_progress")
 
-    assert repository_report.main(["--out", str(tmp_path / "before")]) == 0
+    assert package_command.run("report", ["--out", str(tmp_path / "before")]) == 0
 
     page = (tmp_path / "before" / "stream_progress.html").read_text()
     assert "<svg" in page and 'id="expectation:' not in page and "Per expectation" not in page
@@ -171,7 +171,7 @@ def test_expectations_get_a_panel_and_totals_once_a_model_has_them(spark, monkey
         for index, (rows, dropped, quarantined, warned) in enumerate(counts)
     ])
 
-    assert repository_report.main(["--out", str(tmp_path / "after")]) == 0
+    assert package_command.run("report", ["--out", str(tmp_path / "after")]) == 0
 
     page = (tmp_path / "after" / "stream_progress.html").read_text()
     assert sorted(re.findall(r'<g id="expectation:([^"]+)"', page)) == [

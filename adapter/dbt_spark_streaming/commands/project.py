@@ -107,9 +107,10 @@ def profile_target(options: DbtOptions, environ: Mapping[str, str] = os.environ,
 
 
 def lakehouse(options: DbtOptions, environ: Mapping[str, str] = os.environ, cwd: Optional[Path] = None,
-              home: Optional[Path] = None) -> Lakehouse:
-    """The lakehouse `dbt run` with these options writes to (its parts moved by LAKEHOUSE_* as there)."""
-    target = profile_target(options, environ, cwd, home)
+              home: Optional[Path] = None, target: Optional[ProfileTarget] = None) -> Lakehouse:
+    """The lakehouse `dbt run` with these options writes to (its parts moved by LAKEHOUSE_* as
+    there); `target`: their profile target, when the caller has read it already."""
+    target = target or profile_target(options, environ, cwd, home)
     resolved = dict(environ)
     use_root(target.lakehouse_dir, project_dir(options, environ, cwd), resolved)
     use_target(target.schema, resolved)

@@ -317,7 +317,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     options = DbtOptions.from_args(args)
     try:
         target = project.profile_target(options)
-        lakehouse = project.lakehouse(options)
+        lakehouse = project.lakehouse(options, target=target)
     except project.ProfileError as error:
         print(error, file=sys.stderr)
         return 2

@@ -208,7 +208,6 @@ class MacroRenderer:
         self.printed: list[str] = []
         self.adapter_answers: dict[str, Any] = {
             **{name: real_method(name) for name in REAL_METHODS},
-            "empty_run": lambda: self.flags.EMPTY,
             "materialize": lambda config, *args: (
                 {"message": "2 files loaded", "rows_affected": 20, "code": "COPIED"}
                 if config.materialized == "copy_into"

@@ -163,7 +163,7 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
         self._warn_of_ignored_constraints(config)
         return runtime.materialize(
             self._spark(), self.connections.invocation, config, sql, target_table,
-            full_refresh_of=(node, graph, selected) if full_refresh else None, empty=self.empty_run(),
+            full_refresh_of=(node, graph, selected) if full_refresh else None, empty=self._empty_run(),
         ).for_dbt()
 
     @staticmethod
@@ -175,8 +175,8 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
                 name="spark_streaming", base_msg=warning, args=[], node_info=get_node_info()
             ))
 
-    @available
-    def empty_run(self) -> bool:
+    @staticmethod
+    def _empty_run() -> bool:
         """`dbt run --empty`: a streaming model checks its query and starts no stream."""
         return bool(getattr(get_flags(), "EMPTY", False))
 

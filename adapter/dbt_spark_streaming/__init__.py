@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from dbt_spark_streaming.errors import ConfigError, StreamingError
     from dbt_spark_streaming.lakehouse import folders_of as lakehouse_folders
     from dbt_spark_streaming.lifecycle.reset.checkpoint_reset import reset_model_checkpoint
+    from dbt_spark_streaming.lifecycle.maintain_models import maintain_models
     from dbt_spark_streaming.lifecycle.rollback import roll_back_model
     from dbt_spark_streaming.run.interruption import stop_streams as stop_streams_on_interrupt
     from dbt_spark_streaming.run.invocation import Invocation
@@ -89,6 +90,8 @@ _FACE = {
     # run-operations: reset a checkpoint and keep the table; roll a redeploy back
     "reset_model_checkpoint": "lifecycle.reset.checkpoint_reset",
     "roll_back_model": "lifecycle.rollback",
+    # run-operation: compact and VACUUM the streaming models' tables
+    "maintain_models": "lifecycle.maintain_models",
     # dbt unit tests of streaming models: one batch, or a micro-batch scenario
     "unit_test_input_columns": ("unit_tests.model_tests", "input_columns"),
     "unit_test_actual_rows": ("unit_tests.model_tests", "actual_rows"),

@@ -10,6 +10,7 @@ project's folder (or given --project-dir), with dbt's --profiles-dir, --target a
     dbt-spark-streaming report [--since-hours H]
     dbt-spark-streaming reset-checkpoint --select MODEL --from-now|--from-version N|--from-timestamp T|--from-offsets JSON
     dbt-spark-streaming rollback --select MODEL
+    dbt-spark-streaming maintain [--select MODEL ...]
 
 `init` writes the root-project macros (ref, source, get_fixture_sql; project_macros/) into the
 project's macros/spark_streaming/. dbt takes overrides of ref() and source() from the root
@@ -24,8 +25,8 @@ cluster target whose metastore's JDBC driver must be there when its first sessio
 The product's operations live in commands/: `serve` catches every streaming model up and serves
 it until `stop` (commands/service.py); `status` and `stop` find the service through the profile
 target's lakehouse without starting Spark; `report` charts the progress table (commands/report.py,
-the `report` extra); `reset-checkpoint` and `rollback` are the dbt run-operations of the same
-names (commands/operations.py).
+the `report` extra); `reset-checkpoint`, `rollback` and `maintain` are dbt run-operations
+(commands/operations.py).
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     for name, help in (("serve", service.SERVE_HELP), ("status", service.STATUS_HELP), ("stop", service.STOP_HELP),
                        ("report", report.HELP), ("reset-checkpoint", operations.RESET_HELP),
-                       ("rollback", operations.ROLLBACK_HELP)):
+                       ("rollback", operations.ROLLBACK_HELP), ("maintain", operations.MAINTAIN_HELP)):
         commands.add_parser(name, help=help, add_help=False)  # each parses its own options
     if argv is None:
         argv = sys.argv[1:]
@@ -100,7 +101,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         return service.main(argv[0], argv[1:])
     if argv[:1] == ["report"]:
         return report.main(argv[1:])
-    if argv[:1] in (["reset-checkpoint"], ["rollback"]):
+    if argv[:1] in (["reset-checkpoint"], ["rollback"], ["maintain"]):
         return operations.main(argv[0], argv[1:])
     args = parser.parse_args(argv)
     if args.command == "jars":

@@ -97,6 +97,15 @@ def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str]
         # unseen. Off, every line is checked against the whole schema; values are still
         # converted only for the columns read.
         "spark.sql.csv.parser.columnPruning.enabled": "false",
+        # Delta refuses time travel (a rollback's RESTORE, a change feed read from a version)
+        # to versions older than the table's file retention, which is short here so that the
+        # log's checkpoints stay small (config/maintenance.py). The maintenance's VACUUM keeps the
+        # files those still need (lifecycle/maintenance.py); a version whose files another VACUUM
+        # removed fails with Delta's file-not-found error instead.
+        "spark.databricks.delta.vacuum.enforceTimeTravelWithinDeletedFileRetentionDuration": "false",
+        # VACUUM's RETAIN counts (Delta 4 otherwise takes the table's file retention instead):
+        # the guards' retention is longer than that, by design.
+        "spark.databricks.delta.vacuum.retentionWindowIgnore.enabled": "false",
     }
 
 

@@ -3,8 +3,9 @@ run-operations a user runs by hand, as commands with dbt's own options.
 
     dbt-spark-streaming reset-checkpoint --select MODEL --from-now|--from-version N|--from-timestamp T|--from-offsets JSON
     dbt-spark-streaming rollback --select MODEL
+    dbt-spark-streaming maintain [--select MODEL ...]
 
-Each becomes `dbt run-operation reset_checkpoint|rollback_redeploy --args ...` (the adapter's
+Each becomes `dbt run-operation reset_checkpoint|rollback_redeploy|maintain_tables --args ...` (the adapter's
 macros), run in this process from the dbt project's folder, so that the model, its checkpoint
 and its inputs are what `dbt run` sees; `--project-dir`, `--profiles-dir`, `--target` and
 `--vars` are dbt's. A mistake in the arguments stops the command before dbt or Spark start.
@@ -24,6 +25,7 @@ from dbt_spark_streaming.lifecycle.reset.reset_arguments import CheckpointResetE
 COMMAND = "dbt-spark-streaming"
 RESET_HELP = "delete one streaming model's checkpoint, keep its table; its next run starts where you say"
 ROLLBACK_HELP = "put a streaming_table model back as before its last redeploy"
+MAINTAIN_HELP = "compact the streaming models' small files and VACUUM what no version in use needs"
 
 
 def operation_parser(prog: str, description: str) -> argparse.ArgumentParser:
@@ -53,6 +55,18 @@ def rollback_parser(prog: str = f"{COMMAND} rollback") -> argparse.ArgumentParse
                                   "its last redeploy (on_query_change: redeploy), within its rollback_window.")
 
 
+def maintain_parser(prog: str = f"{COMMAND} maintain") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog, description="Compact each streaming model's small files (Delta OPTIMIZE) and "
+        "VACUUM the files no version in use needs, keeping what a rollback inside rollback_window "
+        "or a stream not yet caught up still reads. What the service does while serving, for "
+        "projects run by `dbt run`.")
+    parser.add_argument("--select", "-s", nargs="+", metavar="MODEL", default=[],
+                        help="only these models (default: every streaming model)")
+    add_dbt_options(parser)
+    return parser
+
+
 def reset_checkpoint_args(args: argparse.Namespace) -> list[str]:
     """The dbt command line of a reset; a starting point that cannot work raises
     CheckpointResetError (the check the macro makes, early)."""
@@ -75,6 +89,10 @@ def rollback_args(args: argparse.Namespace) -> list[str]:
     return run_operation_args("rollback_redeploy", {"select": args.select}, args)
 
 
+def maintain_args(args: argparse.Namespace) -> list[str]:
+    return run_operation_args("maintain_tables", {"select": args.select}, args)
+
+
 def run_operation_args(macro: str, arguments: Mapping[str, Any], args: argparse.Namespace) -> list[str]:
     """`run-operation <macro> --args <json>` with the run's --target and --vars."""
     command = ["run-operation", macro, "--args", json.dumps(dict(arguments))]
@@ -91,6 +109,9 @@ def dbt_command(command: str, argv: Sequence[str]) -> list[str]:
     if command == "reset-checkpoint":
         args = reset_checkpoint_parser().parse_args(list(argv))
         operation = reset_checkpoint_args(args)
+    elif command == "maintain":
+        args = maintain_parser().parse_args(list(argv))
+        operation = maintain_args(args)
     else:
         args = rollback_parser().parse_args(list(argv))
         operation = rollback_args(args)

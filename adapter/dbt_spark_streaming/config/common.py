@@ -10,6 +10,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 from dbt_spark_streaming.config.contracts import Contract
 from dbt_spark_streaming.config.expectations import Expectations
+from dbt_spark_streaming.config.maintenance import Maintenance
 from dbt_spark_streaming.config.materializations import STREAM_MATERIALIZATIONS
 from dbt_spark_streaming.errors import ConfigError
 from dbt_spark_streaming.lakehouse import Lakehouse
@@ -43,6 +44,7 @@ class ModelConfig:
     sources: tuple[SourceRead, ...] = ()
     expectations: Expectations = Expectations("")
     contract: Optional[Contract] = None  # contract: {enforced: true} with its columns
+    maintenance: Maintenance = Maintenance()  # compaction and VACUUM (lifecycle/maintenance.py)
 
     def documented(self) -> dict[str, str]:
         """Table properties `dbt docs generate` shows for the model (delta/catalog.py)."""
@@ -58,11 +60,14 @@ def common_settings(node: Mapping[str, Any], graph: Mapping[str, Any]) -> dict[s
     """The common part of the model's config, checked, as keyword arguments of its config."""
     name, config = node["name"], node["config"]
     materialized = config.get("materialized")
+    maintenance = Maintenance.from_config(name, config)
     return {
         "model": name,
         "materialized": materialized,
         "partition_by": columns(config.get("partition_by")),
-        "tblproperties": dict(config.get("tblproperties") or {}),
+        "tblproperties": {**(maintenance.table_properties() if maintenance.enabled else {}),
+                          **(config.get("tblproperties") or {})},
+        "maintenance": maintenance,
         "append_new_columns": _appends_new_columns(name, materialized, config.get("on_schema_change")),
         "sources": _sources_read(node, graph),
         "expectations": Expectations.from_config(name, config),

@@ -13,9 +13,13 @@ import dataclasses
 from functools import cache
 from typing import Mapping, NamedTuple
 
-from dbt_spark_streaming.config import cdc as changes  # Every streaming materialisation: the Delta table's layout and properties, a new column, and
-# the rules each row is checked by.
-_TABLE = ("partition_by", "tblproperties", "on_schema_change", "expectations", "quarantine_table")
+from dbt_spark_streaming.config import cdc as changes
+from dbt_spark_streaming.config import maintenance
+
+# Every streaming materialisation: the Delta table's layout and properties, a new column, the
+# rules each row is checked by, and the table's upkeep.
+_TABLE = ("partition_by", "tblproperties", "on_schema_change", "expectations", "quarantine_table",
+          *maintenance.SETTINGS)
 # The ones that run a streaming query, each from a checkpoint of its own.
 _STREAM = ("trigger", "checkpoint_location", "watermark", "dedupe", "on_query_change", "target_lag")
 
@@ -134,6 +138,16 @@ DESCRIPTIONS: Mapping[str, Description] = {
     "rollback_window": Description(
         "how long a redeploy keeps the old version to roll back to "
         "(`dbt-spark-streaming rollback --select <model>`)", "`'7 days'`"),
+    "maintenance": Description(
+        "`false`: neither the service nor `dbt-spark-streaming maintain` compacts or VACUUMs the "
+        "table; [maintenance](maintenance.md)", "`true`"),
+    "file_retention": Description(
+        "how long a file the table no longer uses stays for readers of older versions, and how "
+        "long Delta's checkpoints remember its removal; VACUUM keeps longer what a rollback or an "
+        "unread stream needs", f"`'{maintenance.DEFAULT_FILE_RETENTION}'`"),
+    "log_retention": Description(
+        "how long Delta keeps the table's history (`delta.logRetentionDuration`); never shorter "
+        "than `rollback_window`", "the `rollback_window`"),
     # cdc_table's change feed (config/cdc.py); names after Lakeflow's AUTO CDC
     "keys": Description("a column or list of columns identifying a row of the described table",
                         "required"),

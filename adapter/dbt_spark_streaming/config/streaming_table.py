@@ -15,12 +15,12 @@ from dbt_spark_streaming.config.common import (
 )
 from dbt_spark_streaming.config.event_time import Dedupe, Watermark
 from dbt_spark_streaming.config.intervals import parse_duration_seconds
+from dbt_spark_streaming.config.maintenance import DEFAULT_ROLLBACK_WINDOW
 from dbt_spark_streaming.config.materializations import STREAM_MATERIALIZATIONS
 from dbt_spark_streaming.config.stream_reads import REF, reads_of, stream_reads
 from dbt_spark_streaming.config.triggers import AVAILABLE_NOW, Trigger, describe_trigger
 from dbt_spark_streaming.errors import streams_changing_table
 
-DEFAULT_ROLLBACK_WINDOW = "7 days"
 DELETION_VECTORS = "delta.enableDeletionVectors"
 OUTPUT_MODES = ("append", "complete", "update")
 

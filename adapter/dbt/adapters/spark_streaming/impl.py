@@ -211,6 +211,15 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
 
     @available
     @reported_to_dbt
+    def maintain_tables(
+        self, models: list, graph: Mapping[str, Any], run_vars: Mapping[str, Any],
+    ) -> str:
+        """run-operation maintain_tables: each (node, table) compacted and vacuumed, with the
+        guards for rollbacks and unread files (runtime/lifecycle/maintenance.py); what was done."""
+        return runtime.maintain_models(self._spark(), models, graph, run_vars)
+
+    @available
+    @reported_to_dbt
     def serve_streams(self) -> list:
         """Keep processing-time queries running until Ctrl-C/SIGTERM (on-run-end hook)."""
         return runtime.serve_until_stopped(self._spark(), self.connections.invocation.run)

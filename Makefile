@@ -173,8 +173,10 @@ bench-file-pushdown: setup
 bench-latency: setup
 	$(BIN)/python -m bench.latency $(BENCH_ARGS)
 
-# The always-on service for 30 minutes: latency in the last 5 minutes vs the first 5, and the
-# files each table piles up (not part of make test).
+# The always-on service for 60 minutes (BENCH_ARGS='--minutes 2880' for two days), every demo
+# model serving, a file every 0.5 s: latency to gold in the last 10 minutes vs the first 10, live
+# data files and checkpoint tombstones of every table at the end, the service's memory (JVM plus
+# Python) 10 minutes in and at the end; one summary line (not part of make test).
 bench-soak: setup
 	$(BIN)/python -m bench.latency.soak $(BENCH_ARGS)
 

@@ -7,7 +7,10 @@ process without Spark can watch a table that another process writes.
 from __future__ import annotations
 
 import json
+import math
+from bisect import bisect_left
 from dataclasses import dataclass
+from itertools import accumulate
 
 from dbt_spark_streaming.writes.batch_marks import recorded_batch_in
 from python_runners.testing.delta_log import CommitFile, commit_files
@@ -23,6 +26,23 @@ class Commit:
     def holds(self, value: float) -> bool:
         """Whether the commit's files reach `value` in the watched column."""
         return self.max_value is not None and self.max_value >= value
+
+
+class FirstHolding:
+    """The earliest commit (by version) that holds a value: the first whose running maximum of
+    the watched column reaches it, found by bisection, so a soak's hundreds of thousands of
+    landings against tens of thousands of commits take seconds."""
+
+    def __init__(self, found: list[Commit]):
+        self.ordered = sorted(found, key=lambda commit: commit.version)
+        self.reach = list(accumulate((-math.inf if c.max_value is None else c.max_value for c in self.ordered),
+                                     max))
+
+    def __call__(self, value: float) -> Commit:
+        index = bisect_left(self.reach, value)
+        if index == len(self.ordered):
+            raise ValueError(f"no commit holds {value}")
+        return self.ordered[index]
 
 
 def commits(table_path: str, column: str, after_version: int = -1) -> list[Commit]:

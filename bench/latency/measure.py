@@ -19,11 +19,12 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from bench.harness.child_process import child_result, run_child
 from bench.harness.fresh_lakehouse import empty_folder
 from bench.harness.stats import medians
-from bench.latency.gold_commits import Commit, commits
+from bench.latency.gold_commits import FirstHolding, commits
 from bench.latency.idle_cpu import idle_cpu_pct
 from python_runners.demo.data import FIRST_BATCH_EPOCH, RECORDINGS_FOLDER, STATUS_FOLDER
 from dbt_spark_streaming.progress import status_file as service_status
@@ -51,10 +52,14 @@ class Landing:
 
 
 def measure_latency(trigger: str, landings: int, interval_s: float, log_dir: Path,
-                    all_models: bool = False, idle_seconds: float = 0) -> dict:
+                    all_models: bool = False, idle_seconds: float = 0,
+                    after_landing: Callable[[ServiceProcess, int], None] | None = None,
+                    before_stop: Callable[[ServiceProcess], None] | None = None) -> dict:
     """With `all_models`, every model of the demo serves (nine queries); else the three of MODELS.
     With `idle_seconds`, the service's CPU share over that long with nothing landing, measured
-    once every served model has caught up."""
+    once every served model has caught up. `after_landing` is called with the service and the
+    number of files landed so far after each landing, `before_stop` once the last landing is in
+    gold (and after the idle spell), while the service still runs (the soak's memory samples)."""
     name = "latency_all_models" if all_models else "latency"
     root = empty_folder(name)
     env = separate_lakehouse_env(root)
@@ -73,23 +78,26 @@ def measure_latency(trigger: str, landings: int, interval_s: float, log_dir: Pat
                              timeout=STOP_TIMEOUT_S)
     try:
         wait_until_serving(lakehouse, gold, service, None if all_models else len(MODELS))
-        landed = land_at_steady_pace(landing, landings, interval_s)
+        on_landed = None if after_landing is None else (lambda count: after_landing(service, count))
+        landed = land_at_steady_pace(landing, landings, interval_s, on_landed)
         visible = wait_until_visible(gold, landed[-1].device_id, service)
         idle = None
         if idle_seconds:
             wait_until_caught_up(lakehouse)
             idle = idle_cpu_pct(service, idle_seconds)
+        if before_stop:
+            before_stop(service)
     finally:
         service.stop(wait_seconds=120)
-    latencies_ms = [
-        (first_commit_with(visible, landing_.device_id) - landing_.landed_at) * 1000
-        for landing_ in landed
-    ]
+    first_in_gold = FirstHolding(visible)
+    latencies_ms = [(first_in_gold(landing_.device_id).visible_at - landing_.landed_at) * 1000
+                    for landing_ in landed]
     batches = child_result(["bench.latency.breakdown", "--lakehouse", str(root)],
                            log_dir / f"{name}_breakdown.log", log_dir / f"{name}_batches.json", env)
     status = service_status.read(lakehouse)
     return {
         "trigger": trigger, "landings": landings, "interval_s": interval_s,
+        "warehouse": lakehouse.warehouse,
         "models": "all" if all_models else list(MODELS), "latencies_ms": latencies_ms,
         "gold_commits": len([c for c in visible if c.holds(FIRST_DEVICE)]),
         "hops": hop_timings(lakehouse, landed, batches),
@@ -120,7 +128,7 @@ def hop_timings(lakehouse: Lakehouse, landed: list[Landing], batches: dict[str, 
     timings = []
     upstream = {landing_.device_id: landing_.landed_at for landing_ in landed}
     for model, schema in HOPS:
-        found = commits(f"{lakehouse.warehouse}/{schema}/{model}", "device_id")
+        first_holding = FirstHolding(commits(f"{lakehouse.warehouse}/{schema}/{model}", "device_id"))
         durations = {
             batch["batch_id"]: batch["duration_ms"].get("triggerExecution", 0)
             for query, query_batches in batches.items() if query.split(".")[-1] == model
@@ -128,7 +136,7 @@ def hop_timings(lakehouse: Lakehouse, landed: list[Landing], batches: dict[str, 
         }
         visible = {}
         for device_id, since in upstream.items():
-            commit = _first_holding(found, device_id)
+            commit = first_holding(device_id)
             batch_ms = durations.get(commit.batch_id, 0)
             hop_ms = (commit.visible_at - since) * 1000
             timings.append({"model": model, "device_id": device_id, "hop_ms": hop_ms,
@@ -136,10 +144,6 @@ def hop_timings(lakehouse: Lakehouse, landed: list[Landing], batches: dict[str, 
             visible[device_id] = commit.visible_at
         upstream = visible
     return timings
-
-
-def _first_holding(found: list[Commit], device_id: int) -> Commit:
-    return min((c for c in found if c.holds(device_id)), key=lambda c: c.version)
 
 
 def batch_phases(found: list[dict]) -> dict[str, float]:
@@ -160,13 +164,16 @@ def land(folder: Path, device_id: int) -> float:
     return time.time()
 
 
-def land_at_steady_pace(folder: Path, landings: int, interval_s: float) -> list[Landing]:
+def land_at_steady_pace(folder: Path, landings: int, interval_s: float,
+                        after_landing: Callable[[int], None] | None = None) -> list[Landing]:
     landed = []
     start = time.monotonic()
     for i in range(landings):
         time.sleep(max(0.0, start + i * interval_s - time.monotonic()))
         device_id = FIRST_DEVICE + i
         landed.append(Landing(device_id, land(folder, device_id)))
+        if after_landing:
+            after_landing(len(landed))
     return landed
 
 
@@ -209,8 +216,3 @@ def wait_until_visible(gold: str, device_id: int, service: ServiceProcess) -> li
             raise RuntimeError(f"the service exited ({service.process.returncode}) while landings were pending")
         time.sleep(0.2)
     raise RuntimeError(f"device {device_id} was not in gold {VISIBLE_TIMEOUT_S} s after landing")
-
-
-def first_commit_with(found: list, device_id: int) -> float:
-    return min(c.visible_at for c in found if c.holds(device_id))
-

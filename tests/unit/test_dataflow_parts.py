@@ -7,12 +7,15 @@ from __future__ import annotations
 import os
 import threading
 import time
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from types import SimpleNamespace
 
 import pytest
 
 from dbt_spark_streaming.config.common import ModelConfigError
+from dbt_spark_streaming.config.maintenance import Maintenance
+from dbt_spark_streaming.lifecycle.maintenance import Maintained
+from dbt_spark_streaming.serve import upkeep as served_upkeep
 from dbt_spark_streaming.config.model import read_model_config
 from dbt_spark_streaming.config.triggers import Trigger
 from dbt_spark_streaming.jvm.plans import StreamingInput
@@ -169,8 +172,10 @@ class _Conf:
         self.values.pop(key, None)
 
 
-def _served(name: str, reads: tuple = (), target_lag=None, tmp=None) -> ScheduledModel:
-    write = SimpleNamespace(model=name, query_name=f"s.{name}", checkpoint=f"{tmp}/cp/{name}")
+def _served(name: str, reads: tuple = (), target_lag=None, tmp=None, maintained=False) -> ScheduledModel:
+    config = SimpleNamespace(model=name, maintenance=Maintenance(enabled=maintained), checkpoint=f"{tmp}/cp/{name}")
+    write = SimpleNamespace(model=name, query_name=f"s.{name}", checkpoint=f"{tmp}/cp/{name}",
+                            config=config, target_table=f"s.{name}")
     inputs = tuple(StreamingInput("delta", f"file:{tmp}/{read}") for read in reads)
     return ScheduledModel(write, start=None, inputs=inputs, output=f"file:{tmp}/{name}", target_lag=target_lag)
 
@@ -279,3 +284,63 @@ def test_serving_stops_only_when_every_model_is_set_aside(tmp_path):
 
 def test_the_pause_doubles_then_a_set_aside_model_is_tried_every_few_minutes():
     assert [backoff.pause_after(n) for n in range(1, 8)] == [1, 2, 4, 8, 300, 300, 300]
+
+
+def test_a_served_tables_maintenance_is_due_every_few_runs_and_every_few_minutes(tmp_path, monkeypatch):
+    bronze = _served("bronze", tmp=tmp_path, maintained=True)
+    flow = Dataflow(SimpleNamespace(conf=_Conf()), [bronze], log=print, wake=threading.Event())
+    try:
+        schedule = bronze.upkeep
+        assert schedule.check_every_runs == served_upkeep.COMPACT_AT_FILES // 2
+        for _ in range(schedule.check_every_runs - 1):
+            schedule.ran()
+        assert not schedule.due(100.0)
+        schedule.ran()
+        assert schedule.due(100.0) and schedule.deadline() == 100.0 + served_upkeep.SLACK_SECONDS
+        assert schedule.started() is False  # a compaction check, no VACUUM yet
+        assert not schedule.due(200.0)
+        schedule.vacuum_at = time.monotonic() - 1
+        assert schedule.due(200.0) and schedule.started() is True
+        assert schedule.vacuum_at - time.monotonic() > served_upkeep.VACUUM_EVERY_SECONDS - 5
+        assert not _served("silver", tmp=tmp_path).upkeep  # maintenance: false
+    finally:
+        flow.stop(lambda queries: None)
+
+
+def test_maintenance_takes_a_run_slot_by_deadline_and_never_beside_its_own_models_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("STREAM_SERVE_RUNS_AT_ONCE", "1")
+    said = []
+    bronze = _served("bronze", tmp=tmp_path, maintained=True)
+    silver = _served("silver", ("bronze",), tmp=tmp_path, maintained=True)
+    flow = Dataflow(SimpleNamespace(conf=_Conf()), [bronze, silver], log=said.append, wake=threading.Event())
+    passes = []
+    release = threading.Event()
+
+    def maintain(model, vacuum):
+        passes.append((model.name, vacuum))
+        release.wait(10)
+        return Maintained(model.write.model, compacted=(50, 1))
+
+    flow._pool.shutdown()
+    flow._pool = ThreadPoolExecutor(max_workers=1)  # its threads start no Spark session here
+    monkeypatch.setattr(flow, "_maintain", maintain)
+    monkeypatch.setattr(flow, "_run", lambda model: release.wait(10) or RunResult(ran=True))
+    try:
+        bronze.upkeep.runs_since = bronze.upkeep.check_every_runs
+        bronze.upkeep.due_since = time.time() - 30  # due before the landing below
+        bronze.mark_pending(time.time())
+        silver.mark_pending(time.time())
+        flow.step()
+        assert passes == [("s.bronze", False)] and bronze.state == "maintaining its table"
+        assert bronze.running is None and silver.running is None  # one slot: the others wait
+        release.set()
+        bronze.maintaining.result(5)
+        flow.step()
+        assert said == ["Maintained bronze: compacted 50 files into 1"]
+        assert bronze.running is not None or silver.running is not None
+        bronze.upkeep.runs_since = bronze.upkeep.check_every_runs  # due again, but bronze runs
+        if bronze.running is not None:
+            assert bronze not in flow._upkeep_due(time.time())
+    finally:
+        release.set()
+        flow.stop(lambda queries: None)

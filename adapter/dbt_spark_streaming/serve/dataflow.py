@@ -43,9 +43,11 @@ from pyspark.sql.streaming import StreamingQuery
 from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.delta import log as delta_log
 from dbt_spark_streaming.jvm.plans import StreamingInput
-from dbt_spark_streaming.errors import StreamingModelError
+from dbt_spark_streaming.errors import StreamingModelError, root_cause
 from dbt_spark_streaming.lifecycle import up_to_date
+from dbt_spark_streaming.lifecycle.maintenance import Maintained, Upkeep, maintain, reader_positions
 from dbt_spark_streaming.serve import backoff, input_watches
+from dbt_spark_streaming.serve.upkeep import UpkeepSchedule, compact_at
 from dbt_spark_streaming.session import get_or_create_session
 from dbt_spark_streaming.writes.batch_errors import failure
 
@@ -119,6 +121,8 @@ class ScheduledModel:
     missing: bool = False
     # the served models whose tables it reads (the scheduler's graph, set once)
     upstream: tuple["ScheduledModel", ...] = field(default=(), repr=False)
+    upkeep: Optional[UpkeepSchedule] = None  # its table's maintenance (serve/upkeep.py)
+    maintaining: Optional[Future] = None
     # Per run that started a query, seconds: the up-to-date check, start() until it returned, and
     # start() until the query ended (the last RUN_TIMINGS_KEPT runs; for the latency breakdown).
     run_timings: list = field(default_factory=list, repr=False)
@@ -147,6 +151,8 @@ class ScheduledModel:
     def state(self) -> str:
         if self.running is not None:
             return "running"
+        if self.maintaining is not None:
+            return "maintaining its table"
         if self.retry_at is not None:
             retry_in = self.retry_at - time.monotonic()
             if self.set_aside:
@@ -198,6 +204,11 @@ class Dataflow:
         for model in self.models:
             keys = (hadoop_fs.file_key(found.path) for found in model.inputs)
             model.upstream = tuple(self._writer[key] for key in keys if key in self._writer)
+        self._compact_at = compact_at()
+        for model in self.models:  # a model's table (a companion of its writes none)
+            if model.output and model.write.config.maintenance.enabled:
+                upkeep = Upkeep.of(model.write.config, model.write.target_table, model.output)
+                model.upkeep = UpkeepSchedule(upkeep, check_every_runs=max(1, self._compact_at // 2))
         self._slack = self._slack_by_model()
 
     def step(self) -> None:
@@ -205,6 +216,8 @@ class Dataflow:
         for model in self.models:
             if model.running is not None and model.running.done():
                 self._finished(model)
+            if model.maintaining is not None and model.maintaining.done():
+                self._maintained(model)
         now = time.time()
         for key, watch in self._watches.items():
             changed_at = watch.changed_since_last()
@@ -217,14 +230,19 @@ class Dataflow:
             for model in self.models:
                 if model.running is None and model.pending_since is None:
                     model.mark_pending(now)
-        running = sum(model.running is not None for model in self.models)
-        for model in sorted(self._startable(), key=self._deadline):
-            if running >= self.runs_at_once:
+        busy = sum(model.running is not None or model.maintaining is not None for model in self.models)
+        jobs = [(self._deadline(model), False, model) for model in self._startable()]
+        jobs += [((model.upkeep.deadline(), 0), True, model) for model in self._upkeep_due(now)]
+        for _deadline, upkeep, model in sorted(jobs, key=lambda job: job[0]):
+            if busy >= self.runs_at_once:
                 break
-            model.retry_at = None
-            model.running_since, model.pending_since = model.pending_since, None
-            model.running = self._pool.submit(self._run, model)
-            running += 1
+            if upkeep:
+                model.maintaining = self._pool.submit(self._maintain, model, model.upkeep.started())
+            else:
+                model.retry_at = None
+                model.running_since, model.pending_since = model.pending_since, None
+                model.running = self._pool.submit(self._run, model)
+            busy += 1
         self._say_missed_targets(now)
 
     def _since(self, key: tuple, changed_at: float, now: float) -> float:
@@ -240,8 +258,36 @@ class Dataflow:
 
     def _startable(self) -> list[ScheduledModel]:
         return [model for model in self.models
-                if model.pending_since is not None and model.running is None
+                if model.pending_since is not None and model.running is None and model.maintaining is None
                 and (model.retry_at is None or time.monotonic() >= model.retry_at)]
+
+    def _upkeep_due(self, now: float) -> list[ScheduledModel]:
+        return [model for model in self.models
+                if model.upkeep is not None and model.running is None and model.maintaining is None
+                and model.upkeep.due(now)]
+
+    def _maintain(self, model: ScheduledModel, vacuum: bool) -> Maintained:
+        try:
+            readers = reader_positions(self.spark) if vacuum else {}
+            return maintain(self.spark, model.upkeep.upkeep, readers, self._compact_at, vacuum=vacuum)
+        finally:
+            self.wake.set()
+
+    def _maintained(self, model: ScheduledModel) -> None:
+        """A maintenance pass ended: said when it did something; a failure is said and the pass
+        tried again later, the model serving on meanwhile (its table is as before the pass)."""
+        future, model.maintaining = model.maintaining, None
+        error = future.exception()
+        if error is not None:
+            model.upkeep.failed()
+            self.log(f"{model.write.model}: maintenance of its table failed ({root_cause(error)}); "
+                     "it serves on, and maintenance is tried again in a few minutes.")
+            return
+        done = future.result()
+        model.upkeep.passes += 1
+        if done.compacted or done.vacuumed_hours is not None or done.held:
+            model.upkeep.last = done.said()
+            self.log(f"Maintained {model.upkeep.last}")
 
     def _deadline(self, model: ScheduledModel) -> tuple[float, int]:
         """Earliest deadline first: when the change it has waited for longest came, plus its
@@ -291,6 +337,8 @@ class Dataflow:
                 model.skipped += 1
                 return
             model.runs += 1
+            if model.upkeep is not None:
+                model.upkeep.ran()
             model.last_lag = max(0.0, time.time() - since) if since is not None else None
             if model.output:
                 self._output_since[hadoop_fs.file_key(model.output)] = since or time.time()
@@ -357,7 +405,7 @@ class Dataflow:
         self._pool.shutdown(wait=True, cancel_futures=True)
         _set_conf(self.spark, self._conf_before)
         for model in self.models:
-            if model.running is not None and model.running.done():
+            if model.running is not None and model.running.done() and not model.running.cancelled():
                 try:
                     self._finished(model)
                 except StreamingModelError:

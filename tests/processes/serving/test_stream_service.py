@@ -154,3 +154,33 @@ def test_a_model_that_keeps_failing_is_set_aside_while_the_others_serve(spark, t
     checked = f"{lakehouse.warehouse}/served.db/checked_events"
     assert sorted(row.id for row in spark.read.format("delta").load(checked).collect()) == [0, 1, 2]
     assert sorted(row.id for row in spark.read.format("delta").load(copies).collect()) == list(range(6))
+
+
+def test_the_service_compacts_a_served_table_and_every_row_stays_exactly_once(spark, tmp_path):
+    """on_new_data serving with compaction at 4 live files: landings one at a time make a file per
+    run in events and in copies; the service compacts both between runs; every row once in each."""
+    project = write_streaming_project(tmp_path / "project", "service_project", "served", {
+        "events": "select id from {{ source('files', 'events') }}",
+        "copies": "select id from stream({{ ref('events') }})",
+    }, SOURCES, serve_after_run=True)
+    env = separate_lakehouse_env(tmp_path / "lakehouse", STREAM_SERVE_COMPACT_AT_FILES="4")
+    lakehouse = Lakehouse.from_env(env)
+    copies = f"{lakehouse.warehouse}/served.db/copies"
+    land(lakehouse, "0.json", range(0, 2))
+    service = ServiceProcess(["--project-dir", str(project)], env, tmp_path / "service.log", TIMEOUT)
+    try:
+        service.wait_for("serving", lambda: "Serving " in service.output())
+        for landing in range(1, 9):
+            land(lakehouse, f"{landing}.json", range(2 * landing, 2 * landing + 2))
+            service.wait_for(f"landing {landing} in copies",
+                             lambda landing=landing: spark.read.format("delta").load(copies).count() == 2 * landing + 2)
+        service.wait_for("both tables compacted", lambda: all(
+            f"Maintained {model}: compacted" in service.output() for model in ("events", "copies")))
+        assert service.stop(TIMEOUT) == 0, service.output()[-4000:]
+    finally:
+        service.kill_if_running()
+    for table in ("events", "copies"):
+        location = f"{lakehouse.warehouse}/served.db/{table}"
+        assert sorted(row.id for row in spark.read.format("delta").load(location).collect()) == list(range(18))
+        history = spark.sql(f"describe history delta.`{location}`").collect()
+        assert "OPTIMIZE" in {row.operation for row in history}

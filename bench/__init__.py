@@ -17,6 +17,8 @@ section (its doc.py or report.py):
 - expectations/: 9. Expectations (`python -m bench.expectations`, `make bench-expectations`).
 - unit_tests/: 10. Unit tests (`python -m bench.unit_tests`, `make bench-unit-tests`).
 - file_pushdown/: 11. Filter pushdown off (`python -m bench.file_pushdown`, `make bench-file-pushdown`).
+- landing_listing/: 12. Listing a landing folder, with and without cleaning it up
+  (`python -m bench.landing_listing`, `make bench-landing-listing`).
 - harness/: what they share: timing and medians, child processes and fresh lakehouses, a run's
   record and steps, foreachBatch phase clocks, the machine's description, and the document
   plumbing (tables, replacing a section in place).

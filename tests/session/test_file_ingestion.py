@@ -1,4 +1,5 @@
-"""File ingestion for bronze: rate limits, a schema inferred once and evolved by policy, archiving.
+"""File ingestion for bronze: rate limits, a schema inferred once and evolved by policy, archiving
+and deleting processed files.
 
 Each source lands in a folder of its own under the test lakehouse's landing folder; each
 `dbt run` reads what landed since the last one.
@@ -50,6 +51,14 @@ sources:
             schema: "id int, kind string"
             options: {header: true}
             archive_to: ingest_archive/csv
+      - name: deleted
+        meta:
+          stream:
+            format: json
+            path: ingest_deleted
+            schema: "id int, kind string"
+            max_files_per_trigger: 1
+            delete_processed: true
       - name: columnar
         meta:
           stream:
@@ -66,6 +75,9 @@ MODELS = {
     "strict_files": "select id, kind from {{ source('files', 'strict') }}",
     "archived_files": "select id, kind from {{ source('files', 'archived') }}",
     "parquet_files": "select * except (_metadata) from {{ source('files', 'columnar') }}",
+    # It keeps the corrupt-record column: a quarantine would be a second reader of a folder the
+    # model deletes from, which is refused (test_corrupt_lines.py).
+    "deleted_files": "select id, kind, _corrupt_record from {{ source('files', 'deleted') }}",
 }
 
 
@@ -157,20 +169,54 @@ def test_a_new_column_in_a_declared_schema_stops_the_run_naming_it(dbt, project,
     assert table_rows(spark, "strict_files", "id, kind") == [(1, "x")]
 
 
-def test_processed_files_are_archived_and_read_once(dbt, project, spark, lakehouse):
+def landed(folder: Path, pattern: str) -> set[str]:
+    return {path.name for path in folder.rglob(pattern)}
+
+
+def test_processed_files_are_archived_after_their_commit_and_read_once(dbt, project, spark, lakehouse):
+    """Spark archives a batch's files once that batch has committed, when the next batch starts:
+    the files of a run's last batch stay until the next run that reads something."""
     folder = landing_folder(lakehouse, "ingest_archived")
+    archive = Path(lakehouse.landing_path("ingest_archive/csv"))
     land_text(folder, "one.csv", "id,kind\n1,a\n2,b\n")
     land_text(folder, "two.csv", "id,kind\n3,c\n")
     assert run(dbt, project, "archived_files").success
+    assert landed(folder, "*.csv") == {"one.csv", "two.csv"}  # read, committed, not yet archived
+    assert landed(archive, "*.csv") == set()
+
     land_text(folder, "three.csv", "id,kind\n4,d\n")
     result = run(dbt, project, "archived_files")
 
     assert result.success, failure_messages(result)
     assert table_rows(spark, "archived_files", "id, kind") == [(1, "a"), (2, "b"), (3, "c"), (4, "d")]
-    archive = Path(lakehouse.landing_path("ingest_archive/csv"))
-    archived = {path.name for path in archive.rglob("*.csv")}
-    assert {"one.csv", "two.csv"} <= archived
-    assert not (folder / "one.csv").exists() and not (folder / "two.csv").exists()
+    assert landed(archive, "*.csv") == {"one.csv", "two.csv"}
+    assert landed(folder, "*.csv") == {"three.csv"}
+
+
+def test_processed_files_are_deleted_after_their_commit_and_every_row_is_kept_once(dbt, project, spark, lakehouse):
+    """delete_processed: one file per batch, so a run of three batches deletes the files of its
+    first two (each once the next batch starts, its own batch committed) and leaves its last
+    batch's file until the next run reads something."""
+    folder = landing_folder(lakehouse, "ingest_deleted")
+    for number in range(3):
+        land_json_lines(folder, f"f{number}.json", [{"id": number * 10 + line, "kind": f"f{number}"}
+                                                    for line in range(2)])
+    result = run(dbt, project, "deleted_files")
+
+    assert result.success, failure_messages(result)
+    assert "STREAMED 6 rows in, 6 written, 3 batches" in message(result, "deleted_files")
+    assert landed(folder, "*.json") == {"f2.json"}
+
+    land_json_lines(folder, "f3.json", [{"id": 30, "kind": "f3"}])
+    result = run(dbt, project, "deleted_files")
+
+    assert result.success, failure_messages(result)
+    assert rows_processed(result) == {"deleted_files": 1}
+    assert landed(folder, "*.json") == {"f3.json"}
+    assert table_rows(spark, "deleted_files", "id, kind, _corrupt_record") == [
+        (0, "f0", None), (1, "f0", None), (10, "f1", None), (11, "f1", None),
+        (20, "f2", None), (21, "f2", None), (30, "f3", None),
+    ]
 
 
 def test_parquet_schema_is_inferred_from_the_files(dbt, project, spark, lakehouse, tmp_path):
@@ -199,3 +245,22 @@ def test_an_archived_source_with_two_streaming_readers_is_refused(dbt, project):
     text = failure_messages(result)
     assert "Source files.archived has archive_to set" in text
     assert "archived_files" in text and "second_reader" in text
+
+
+def test_a_model_whose_unreadable_lines_a_deleting_source_would_lose_is_refused(dbt, project, spark):
+    model = Path(project) / "models" / "deleted_without_column.sql"
+    model.write_text("select id, kind from {{ source('files', 'deleted') }}\n")
+    deleted_files = Path(project) / "models" / "deleted_files.sql"
+    kept = deleted_files.read_text()
+    deleted_files.unlink()  # one streaming reader of the folder, as delete_processed asks
+    try:
+        result = run(dbt, project, "deleted_without_column")
+    finally:
+        model.unlink()
+        deleted_files.write_text(kept)
+
+    assert not result.success
+    text = failure_messages(result)
+    assert "Source files.deleted: meta.stream.delete_processed is set and model deleted_without_column" in text
+    assert "does not select its _corrupt_record column" in text and "archive_to" in text
+    assert not spark.catalog.tableExists("ingested.deleted_without_column")

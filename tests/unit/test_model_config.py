@@ -212,6 +212,37 @@ def test_an_archived_source_with_two_streaming_readers_is_refused():
         read(first, second, sources=[archived])
 
 
+def test_copy_into_refuses_a_source_that_deletes_its_files():
+    deleting = source(format="json", path="events", schema="id int", delete_processed=True)
+    model = node("loads", "copy_into", sources=[("landing", "events")])
+
+    with pytest.raises(ModelConfigError, match="source landing.events has delete_processed, so a "
+                                               "streaming reader deletes its files; copy_into"):
+        read(model, sources=[deleting])
+
+
+def test_a_deleting_source_with_two_streaming_readers_is_refused():
+    deleting = source(format="json", path="events", schema="id int", delete_processed=True)
+    first = node("bronze", sources=[("landing", "events")])
+    second = node("other", sources=[("landing", "events")])
+
+    with pytest.raises(ModelConfigError) as error:
+        read(first, second, sources=[deleting])
+    message = str(error.value)
+    assert message.startswith("Source landing.events has delete_processed set and is read as a "
+                              "stream by bronze, other. The first to process a file deletes it before "
+                              "the others read it.")
+    assert message.endswith("or remove delete_processed.")
+
+
+def test_one_streaming_reader_of_a_deleting_source_is_fine():
+    deleting = source(format="json", path="events", schema="id int", delete_processed=True)
+    bronze = node("bronze", sources=[("landing", "events")])
+
+    (read_source,) = read(bronze, sources=[deleting]).sources
+    assert (read_source.source.clean_source, read_source.source.clean_source_setting) == ("delete", "delete_processed")
+
+
 def test_an_unknown_meta_stream_key_is_an_error_not_ignored():
     typo = source(format="json", path="events", schema="id int", max_file_per_trigger=1)
 

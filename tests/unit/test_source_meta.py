@@ -99,6 +99,8 @@ def test_create_path_must_be_a_boolean():
 @pytest.mark.parametrize("meta, setting", [
     ({"format": "delta", "path": "p", "create_path": True}, "create_path"),
     ({"format": "delta", "path": "p", "archive_to": "archive"}, "archive_to"),
+    ({"format": "delta", "path": "p", "delete_processed": True}, "delete_processed"),
+    ({"format": "kafka", "bootstrap_servers": "b:9092", "topic": "t", "delete_processed": True}, "delete_processed"),
     ({"format": "delta", "path": "p", "schema": "id int"}, "schema"),
     ({"format": "kafka", "bootstrap_servers": "b:9092", "topic": "t", "path": "p"}, "path"),
     ({"format": "json", "path": "p", "max_file_per_trigger": 5}, "max_file_per_trigger"),
@@ -123,7 +125,35 @@ def test_rescued_data_column_is_for_json_only():
 
 
 def test_archive_to_is_kept_for_a_file_source():
-    assert from_meta(format="json", path="p", archive_to="done").archive_to == "done"
+    source = from_meta(format="json", path="p", archive_to="done")
+    assert (source.archive_to, source.delete_processed, source.clean_source) == ("done", False, "archive")
+
+
+def test_delete_processed_is_an_opt_in_of_file_sources():
+    assert from_meta(format="csv", path="p", schema="a int", delete_processed=True).clean_source == "delete"
+    assert from_meta(format="json", path="p", delete_processed=False).clean_source is None
+    assert from_meta(format="json", path="p").clean_source is None  # files stay by default
+
+
+def test_delete_processed_must_be_a_boolean():
+    message = refused(format="json", path="p", delete_processed="yes")
+    assert "meta.stream.delete_processed is 'yes'; give true (delete each file once the batch" in message
+
+
+def test_archive_to_and_delete_processed_together_are_refused():
+    message = refused(format="json", path="p", archive_to="done", delete_processed=True)
+    assert message == (
+        f"Source {NAME}: meta.stream.archive_to and meta.stream.delete_processed are both set; a "
+        "processed file is either moved or deleted. Keep archive_to to move processed files to "
+        "that folder, or delete_processed: true to delete them, not both."
+    )
+
+
+@pytest.mark.parametrize("option", ["cleanSource", "sourceArchiveDir"])
+def test_spark_clean_source_options_go_through_the_settings(option):
+    message = refused(format="json", path="p", options={option: "delete"})
+    assert f"meta.stream.options.{option} is Spark's clean-up of processed files" in message
+    assert "meta.stream.delete_processed: true (cleanSource delete)" in message
 
 
 def test_one_rate_limit_at_a_time():

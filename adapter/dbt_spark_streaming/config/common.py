@@ -138,14 +138,15 @@ def _sources_read(node: Mapping[str, Any], graph: Mapping[str, Any]) -> tuple[So
     if node["config"].get("materialized") == "copy_into":
         _check_copy_source(node["name"], found)
     for read in found:
-        if read.source.archive_to:
-            _check_one_streaming_reader(read.name, (graph.get("nodes") or {}).values())
+        if read.source.clean_source_setting:
+            _check_one_streaming_reader(read.name, read.source.clean_source_setting,
+                                        (graph.get("nodes") or {}).values())
     return tuple(found)
 
 
-def _check_one_streaming_reader(source: str, nodes: Iterable[Mapping[str, Any]]) -> None:
-    """A source with archive_to has its files moved away once its reader processed them, so a
-    second streaming reader would miss them."""
+def _check_one_streaming_reader(source: str, setting: str, nodes: Iterable[Mapping[str, Any]]) -> None:
+    """A source with archive_to (or delete_processed) has its files moved away (or deleted) once
+    its reader processed them, so a second streaming reader would miss them."""
     readers = [
         node["name"] for node in nodes
         if node["resource_type"] == "model"
@@ -153,11 +154,12 @@ def _check_one_streaming_reader(source: str, nodes: Iterable[Mapping[str, Any]])
         and source in (".".join(read) for read in node.get("sources") or ())
     ]
     if len(readers) > 1:
+        gone = ("deletes it before the others read it" if setting == "delete_processed"
+                else "moves it away from the others")
         raise ModelConfigError(
-            f"Source {source} has archive_to set and is read as a stream by {', '.join(readers)}. "
-            "The first to process a file moves it away from the others. Let one model ingest it "
-            "(a bronze model) and the others read that model with stream(ref(...)), or remove "
-            "archive_to."
+            f"Source {source} has {setting} set and is read as a stream by {', '.join(readers)}. "
+            f"The first to process a file {gone}. Let one model ingest it (a bronze model) and "
+            f"the others read that model with stream(ref(...)), or remove {setting}."
         )
 
 
@@ -176,11 +178,13 @@ def _check_copy_source(model: str, found: list[SourceRead]) -> None:
             f"Model {model}: copy_into loads files; source {source.name} is {source.format}. "
             "Read it with a streaming_table model instead."
         )
-    if source.archive_to:
+    setting = source.clean_source_setting
+    if setting:
+        gone = "deletes its files" if setting == "delete_processed" else "moves its files away"
         raise ModelConfigError(
-            f"Model {model}: source {source.name} has archive_to, so a streaming reader moves its "
-            "files away; copy_into keeps files where they are (its load log knows what it "
-            "loaded). Remove archive_to, or read the source with a streaming_table model."
+            f"Model {model}: source {source.name} has {setting}, so a streaming reader {gone}; "
+            "copy_into keeps files where they are (its load log knows what it loaded). Remove "
+            f"{setting}, or read the source with a streaming_table model."
         )
 
 

@@ -3,7 +3,8 @@
 Each mistake names the source, the setting and the fix. Formats: json, csv and parquet files,
 Delta tables, Kafka topics. File sources take their schema from the YAML or infer it once (see
 sources/schemas.py), can be rate-limited per micro-batch (`max_files_per_trigger` /
-`max_bytes_per_trigger`) and can move processed files away (`archive_to`); json and csv lines
+`max_bytes_per_trigger`) and can move processed files away (`archive_to`) or delete them
+(`delete_processed`), Spark's cleanSource, once the batch that read them committed; json and csv lines
 that cannot be read keep their raw text in the corrupt-record column, and json fields outside
 the schema can be rescued (`rescued_data_column`).
 """
@@ -23,7 +24,7 @@ CORRUPT_RECORD_FORMATS = ("json", "csv")
 _LIMITS = ("max_files_per_trigger", "max_bytes_per_trigger")
 META_KEYS = {
     **{fmt: ("format", "path", "schema", "options", "rescued_data_column", "schema_evolution",
-             "archive_to", "create_path", *_LIMITS) for fmt in FILE_FORMATS},
+             "archive_to", "delete_processed", "create_path", *_LIMITS) for fmt in FILE_FORMATS},
     "delta": ("format", "path", "options", *_LIMITS),
     "kafka": ("format", "bootstrap_servers", "topic", "topic_pattern", "starting_offsets",
               "max_offsets_per_trigger", "options"),
@@ -34,6 +35,9 @@ CORRUPT_RECORD_COLUMN = "_corrupt_record"
 UNREADABLE_OBSERVATION_PREFIX = "unreadable_lines_"
 # How a file source's schema follows new columns (sources/schemas.py keeps its versions).
 POLICIES = ("add_new_columns", "rescue", "fail_on_new_columns", "none")
+# Spark's reader options that clean a folder up; set through archive_to / delete_processed, which
+# the project checks (one streaming reader per folder, no copy_into over it).
+_CLEAN_SOURCE_OPTIONS = ("cleansource", "sourcearchivedir")
 
 
 def default_policy(declared: bool, rescued_data_column: Optional[str]) -> str:
@@ -56,7 +60,22 @@ class StreamSource:
     rescued_data_column: str | None = None
     schema_evolution: str | None = None
     archive_to: str | None = None
+    delete_processed: bool = False
     create_path: bool = False
+
+    @property
+    def clean_source(self) -> str | None:
+        """Spark's cleanSource for the source's stream: "archive", "delete" or None (files stay)."""
+        if self.archive_to:
+            return "archive"
+        return "delete" if self.delete_processed else None
+
+    @property
+    def clean_source_setting(self) -> str | None:
+        """The meta.stream setting that cleans the folder up, for messages."""
+        if self.archive_to:
+            return "archive_to"
+        return "delete_processed" if self.delete_processed else None
 
     @property
     def corrupt_record_column(self) -> str | None:
@@ -88,6 +107,13 @@ class StreamSource:
                 f"Source {name}: meta.stream.create_path is {create_path!r}; give true (create the "
                 "folder when it does not exist) or false (the default: a missing folder is an error)."
             )
+        delete_processed = meta.get("delete_processed", False)
+        if not isinstance(delete_processed, bool):
+            raise StreamSourceConfigError(
+                f"Source {name}: meta.stream.delete_processed is {delete_processed!r}; give true "
+                "(delete each file once the batch that read it committed) or false (the default: "
+                "files stay)."
+            )
         if fmt == "kafka":
             try:
                 options = kafka_options(name, meta)
@@ -112,10 +138,30 @@ class StreamSource:
         if fmt in FILE_FORMATS:
             evolution = _schema_evolution(name, fmt, meta, options, rescued)
         archive_to = meta.get("archive_to")
+        _check_clean_source(name, archive_to, delete_processed, options)
         return cls(
             name=name, format=fmt, path=str(meta["path"]), schema=meta.get("schema"),
             options=options, rescued_data_column=rescued, schema_evolution=evolution,
-            archive_to=str(archive_to) if archive_to else None, create_path=create_path,
+            archive_to=str(archive_to) if archive_to else None, delete_processed=delete_processed,
+            create_path=create_path,
+        )
+
+
+def _check_clean_source(name: str, archive_to: Any, delete_processed: bool, options: Mapping[str, str]) -> None:
+    """A processed file is moved (archive_to) or deleted (delete_processed), not both; and
+    Spark's own options for it go through those settings, which the project checks."""
+    if archive_to and delete_processed:
+        raise StreamSourceConfigError(
+            f"Source {name}: meta.stream.archive_to and meta.stream.delete_processed are both set; "
+            "a processed file is either moved or deleted. Keep archive_to to move processed files "
+            "to that folder, or delete_processed: true to delete them, not both."
+        )
+    given = [key for key in options if key.lower() in _CLEAN_SOURCE_OPTIONS]
+    if given:
+        raise StreamSourceConfigError(
+            f"Source {name}: meta.stream.options.{given[0]} is Spark's clean-up of processed files; "
+            "set meta.stream.archive_to: <folder> (cleanSource archive) or "
+            "meta.stream.delete_processed: true (cleanSource delete) instead, and remove the option."
         )
 
 

@@ -23,7 +23,9 @@ corrupt-record column).
 
 A source with `archive_to` has its files moved away by the model's stream once it has read them,
 so the quarantine reads them there, in the archive, rather than race the model for them in the
-landing folder: a file's unreadable lines are quarantined at the model's next batch.
+landing folder: a file's unreadable lines are quarantined at the model's next batch. A source
+with `delete_processed` has no such place: its files are gone once the model read them, so a
+model that would need the quarantine is refused, naming the fixes.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from dbt_spark_streaming.config.sources import StreamSourceConfigError
 from dbt_spark_streaming.config.stream_reads import RESET_VIEW_SUFFIX
 from dbt_spark_streaming.jvm import hadoop_fs, plans
 from dbt_spark_streaming.lakehouse import Lakehouse
@@ -127,12 +130,27 @@ def keep_out_of_model(
             columns = _columns_read(spark, plan, source, view, column, watermarked)
             if not columns:
                 continue  # reads no column of the source: no nulls to keep out
+            if source.delete_processed:
+                raise _deleted_before_quarantined(config, source, column)
             readable = f"{view}{READABLE_SUFFIX}"
             spark.table(view).where(F.col(_quoted(column)).isNull()).createOrReplaceTempView(readable)
             sql = _renamed(sql, view, readable)
             archived = _archived(spark, source) if source.archive_to else None
             found.append(CorruptLines(source.name, view, column, columns, archived))
     return sql, tuple(found)
+
+
+def _deleted_before_quarantined(config, source: StreamSource, column: str) -> StreamSourceConfigError:
+    """The quarantine would be a second reader of a folder the model's stream deletes from: it
+    would miss the files deleted before it read them, and their unreadable lines with them."""
+    return StreamSourceConfigError(
+        f"Source {source.name}: meta.stream.delete_processed is set and model {config.model} does "
+        f"not select its {column} column, so its unreadable lines would be quarantined by a second "
+        "reader of the folder, which would miss the files the model deletes. Select "
+        f"{column} in the model (and split those lines off downstream), use "
+        "meta.stream.archive_to: <folder> instead (the quarantine then reads the archive), or set "
+        "options.mode: DROPMALFORMED or FAILFAST."
+    )
 
 
 def _archived(spark: SparkSession, source: StreamSource) -> StreamSource:

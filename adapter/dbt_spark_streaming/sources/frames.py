@@ -42,6 +42,8 @@ def source_frame(
         options["columnNameOfCorruptRecord"] = source.corrupt_record_column
     if streaming and source.archive_to:
         options.update(cleanSource="archive", sourceArchiveDir=lakehouse.landing_path(source.archive_to))
+    elif streaming and source.delete_processed:
+        options.update(cleanSource="delete")
     reader = spark.readStream if streaming else spark.read
     paths = list(files) if files is not None and not streaming else path
     if source.rescued_data_column:

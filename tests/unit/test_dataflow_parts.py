@@ -291,7 +291,7 @@ def test_a_served_tables_maintenance_is_due_every_few_runs_and_every_few_minutes
     flow = Dataflow(SimpleNamespace(conf=_Conf()), [bronze], log=print, wake=threading.Event())
     try:
         schedule = bronze.upkeep
-        assert schedule.check_every_runs == served_upkeep.COMPACT_AT_FILES // 2
+        assert schedule.check_every_runs == served_upkeep.COMPACT_AT_FILES // 4
         for _ in range(schedule.check_every_runs - 1):
             schedule.ran()
         assert not schedule.due(100.0)

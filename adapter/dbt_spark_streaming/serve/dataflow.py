@@ -208,7 +208,7 @@ class Dataflow:
         for model in self.models:  # a model's table (a companion of its writes none)
             if model.output and model.write.config.maintenance.enabled:
                 upkeep = Upkeep.of(model.write.config, model.write.target_table, model.output)
-                model.upkeep = UpkeepSchedule(upkeep, check_every_runs=max(1, self._compact_at // 2))
+                model.upkeep = UpkeepSchedule(upkeep, check_every_runs=max(1, self._compact_at // 4))
         self._slack = self._slack_by_model()
 
     def step(self) -> None:

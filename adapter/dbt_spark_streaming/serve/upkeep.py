@@ -6,8 +6,8 @@ models waiting it takes its turn by earliest deadline, so it is neither starved 
 stream of landings nor run ahead of a wave that came first. It never runs beside its own model's
 run (OPTIMIZE and VACUUM against its own writer would conflict, or hold it).
 
-A pass is due every `compact_at // 2` runs of the model (a run writes a file or two: is the table
-at `compact_at` live files?) and every `VACUUM_EVERY_SECONDS` (VACUUM, with its guards, which
+A pass is due every `compact_at // 4` runs of the model (a run writes a file or two: is the table
+at `compact_at` live files? so it holds at most about half as many again) and every `VACUUM_EVERY_SECONDS` (VACUUM, with its guards, which
 reads every checkpoint's position).
 """
 
@@ -45,7 +45,7 @@ class UpkeepSchedule:
     """One served table's maintenance: when it is due, and what the last pass did."""
 
     upkeep: Upkeep
-    check_every_runs: int = COMPACT_AT_FILES // 2
+    check_every_runs: int = COMPACT_AT_FILES // 4
     runs_since: int = 0
     vacuum_at: float = field(default_factory=lambda: time.monotonic() + VACUUM_EVERY_SECONDS)
     retry_at: float = 0.0

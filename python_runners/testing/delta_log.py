@@ -66,6 +66,13 @@ def latest_version(table: Path | str) -> int:
     return max((commit.version for commit in commit_files(table)), default=-1)
 
 
+def last_operation(table: Path | str) -> str | None:
+    """The operation of the table's latest commit (WRITE, OPTIMIZE, VACUUM START, ...)."""
+    commits = commit_files(table)
+    actions = commits[-1].actions() if commits else []
+    return next((action["commitInfo"].get("operation") for action in actions if "commitInfo" in action), None)
+
+
 def live_data_files(table: Path | str) -> set[str]:
     """The data files the table holds now: those of its latest checkpoint, then its commits
     after it replayed (added minus removed); without a checkpoint, every commit's."""

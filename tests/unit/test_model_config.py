@@ -10,6 +10,7 @@ from dbt_spark_streaming.config.intervals import is_interval
 from dbt_spark_streaming.config.model import ModelConfigError, read_model_config
 from dbt_spark_streaming.sources.views import StreamSourceConfigError
 from dbt_spark_streaming.config.triggers import Trigger
+from dbt_spark_streaming.config.settings import allowed as allowed_settings
 
 
 def node(name: str = "counts", materialized: str = "streaming_table", sources=(), **config):
@@ -276,3 +277,36 @@ def test_the_watermark_and_the_trigger_agree_on_intervals():
     for text in ("2.5 seconds", "2 days"):
         assert Watermark.from_config("m", {"column": "at", "delay": text}).delay == text
         assert Trigger.parse(text).interval == text
+
+
+def test_maintenance_settings_become_the_tables_retention_properties():
+    config = read(node(file_retention="1 hour", rollback_window="2 days"))
+    assert config.maintenance.file_retention == "1 hour" and config.maintenance.log_retention == "2 days"
+    assert config.tblproperties["delta.deletedFileRetentionDuration"] == "interval 1 hour"
+    assert config.tblproperties["delta.logRetentionDuration"] == "interval 2 days"
+    untouched = read(node(maintenance=False))
+    assert not untouched.maintenance.enabled and "delta.logRetentionDuration" not in untouched.tblproperties
+    for materialized in ("cdc_table", "copy_into"):
+        assert "file_retention" in allowed_settings(materialized)
+
+
+def test_a_log_retention_shorter_than_the_rollback_window_is_refused_with_the_reason():
+    with pytest.raises(ConfigError) as refused:
+        read(node(log_retention="1 day", rollback_window="3 days"))
+    said = str(refused.value)
+    assert "Model counts: log_retention '1 day' is shorter than its rollback_window '3 days'" in said
+    assert "needs Delta's log of that version" in said and "log_retention='3 days'" in said
+
+
+@pytest.mark.parametrize("key,setting", [("delta.deletedFileRetentionDuration", "file_retention"),
+                                         ("delta.logRetentionDuration", "log_retention")])
+def test_delta_retention_properties_written_by_hand_are_refused_for_the_setting(key, setting):
+    with pytest.raises(ConfigError, match=f"tblproperties sets {key}; set {setting}='30 days' instead"):
+        read(node(tblproperties={key: "interval 30 days"}))
+
+
+def test_maintenance_settings_that_are_not_what_they_say_are_refused():
+    with pytest.raises(ConfigError, match="maintenance 'yes' is not true or false"):
+        read(node(maintenance="yes"))
+    with pytest.raises(ConfigError, match="file_retention 'a while' is not a duration"):
+        read(node(file_retention="a while"))

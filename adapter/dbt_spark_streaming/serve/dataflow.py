@@ -47,7 +47,7 @@ from dbt_spark_streaming.errors import StreamingModelError, root_cause
 from dbt_spark_streaming.lifecycle import up_to_date
 from dbt_spark_streaming.lifecycle.maintenance import Maintained, Upkeep, maintain, reader_positions
 from dbt_spark_streaming.serve import backoff, input_watches
-from dbt_spark_streaming.serve.upkeep import UpkeepSchedule, compact_at
+from dbt_spark_streaming.serve.upkeep import UpkeepSchedule, compact_at, vacuum_every_seconds
 from dbt_spark_streaming.session import get_or_create_session
 from dbt_spark_streaming.writes.batch_errors import failure
 
@@ -204,11 +204,12 @@ class Dataflow:
         for model in self.models:
             keys = (hadoop_fs.file_key(found.path) for found in model.inputs)
             model.upstream = tuple(self._writer[key] for key in keys if key in self._writer)
-        self._compact_at = compact_at()
+        self._compact_at, vacuum_every = compact_at(), vacuum_every_seconds()
         for model in self.models:  # a model's table (a companion of its writes none)
             if model.output and model.write.config.maintenance.enabled:
                 upkeep = Upkeep.of(model.write.config, model.write.target_table, model.output)
-                model.upkeep = UpkeepSchedule(upkeep, check_every_runs=max(1, self._compact_at // 4))
+                model.upkeep = UpkeepSchedule(upkeep, check_every_runs=max(1, self._compact_at // 4),
+                                              vacuum_every=vacuum_every)
         self._slack = self._slack_by_model()
 
     def step(self) -> None:

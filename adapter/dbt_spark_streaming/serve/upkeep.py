@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 from dbt_spark_streaming.errors import StreamingModelError
@@ -26,18 +26,28 @@ VACUUM_EVERY_SECONDS = 600.0
 # has the same slack).
 SLACK_SECONDS = 60.0
 COMPACT_AT_VARIABLE = "STREAM_SERVE_COMPACT_AT_FILES"
+VACUUM_EVERY_VARIABLE = "STREAM_SERVE_VACUUM_EVERY_SECONDS"
 # A pass that failed (its error said on the terminal) is tried again after this long.
 RETRY_SECONDS = 300.0
 
 
 def compact_at() -> int:
-    value = os.environ.get(COMPACT_AT_VARIABLE, "")
-    if value.isdigit() and int(value) > 1:
+    return _whole_number(COMPACT_AT_VARIABLE, COMPACT_AT_FILES, 2, "the number of live files a served "
+                         "table is compacted at")
+
+
+def vacuum_every_seconds() -> float:
+    return float(_whole_number(VACUUM_EVERY_VARIABLE, int(VACUUM_EVERY_SECONDS), 1, "how many seconds "
+                               "apart a served table is vacuumed"))
+
+
+def _whole_number(variable: str, default: int, least: int, what: str) -> int:
+    value = os.environ.get(variable, "")
+    if value.isdigit() and int(value) >= least:
         return int(value)
     if value:
-        raise StreamingModelError(f"{COMPACT_AT_VARIABLE} is {value!r}; give the number of live "
-                                  f"files a served table is compacted at, e.g. {COMPACT_AT_FILES}.")
-    return COMPACT_AT_FILES
+        raise StreamingModelError(f"{variable} is {value!r}; give {what}, e.g. {default}.")
+    return default
 
 
 @dataclass
@@ -46,13 +56,17 @@ class UpkeepSchedule:
 
     upkeep: Upkeep
     check_every_runs: int = COMPACT_AT_FILES // 4
+    vacuum_every: float = VACUUM_EVERY_SECONDS
     runs_since: int = 0
-    vacuum_at: float = field(default_factory=lambda: time.monotonic() + VACUUM_EVERY_SECONDS)
+    vacuum_at: float = 0.0
     retry_at: float = 0.0
     due_since: Optional[float] = None  # time.time(), as the models' pending_since
     vacuum_due: bool = False
     passes: int = 0
     last: str = ""
+
+    def __post_init__(self) -> None:
+        self.vacuum_at = self.vacuum_at or time.monotonic() + self.vacuum_every
 
     def ran(self) -> None:
         self.runs_since += 1
@@ -75,7 +89,7 @@ class UpkeepSchedule:
         """The pass begins: returns whether it includes VACUUM."""
         vacuum, self.vacuum_due, self.runs_since, self.due_since = self.vacuum_due, False, 0, None
         if vacuum:
-            self.vacuum_at = time.monotonic() + VACUUM_EVERY_SECONDS
+            self.vacuum_at = time.monotonic() + self.vacuum_every
         return vacuum
 
     def failed(self) -> None:

@@ -6,6 +6,11 @@ cdc_matches_reference=<yes|no>` (one line): recordings lost or duplicated in bro
 stream-stream join and silver's quarantine table (each where silver's expectations put it); gold
 equal to a batch recompute; silver.patients and silver.patient_ward_history (cdc_table) equal to
 the landed change feed applied in plain Python.
+
+Maintenance is on (docs/maintenance.md) and frequent: the served runs compact a table once it
+holds `--compact-at` files and vacuum it every `--vacuum-every` seconds, so that kills fall
+during compactions and VACUUMs too; each kill says which tables were being maintained (the
+service's status file, written every 2 s, and a VACUUM begun in a table's log and not ended).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from pathlib import Path
 
 from python_runners.testing.chaos.audit import audit
 from python_runners.testing.chaos.kill_moments import plan
+from python_runners.testing.chaos.maintenance import maintained_at_kill
 from python_runners.testing.chaos.lander import Lander
 from python_runners.testing.logged_process import ProcessExited
 from python_runners.testing.pipeline_process import PipelineProcess
@@ -31,6 +37,7 @@ from python_runners.demo.data import (
 )
 from python_runners.demo.patient_changes import land_patient_changes, patient_changes_folder
 from dbt_spark_streaming.lakehouse import Lakehouse
+from dbt_spark_streaming.serve.upkeep import COMPACT_AT_VARIABLE, VACUUM_EVERY_VARIABLE
 from python_runners import REPO_ROOT
 
 # (model, schema); the first four are the kill targets, one per kind of batch: an append, an
@@ -68,6 +75,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="latest random kill, in seconds after a run starts")
     parser.add_argument("--land-every", type=float, default=2.0, help="seconds between landings")
     parser.add_argument("--records", type=int, default=50, help="recordings per landing")
+    parser.add_argument("--compact-at", type=int, default=4,
+                        help="live files a served table is compacted at (the service's is 50)")
+    parser.add_argument("--vacuum-every", type=int, default=20,
+                        help="seconds between a served table's VACUUMs (the service's is 600)")
     return parser.parse_args(argv)
 
 
@@ -84,7 +95,7 @@ def _run(args: argparse.Namespace) -> int:
     shutil.rmtree(root, ignore_errors=True)
     use_separate_lakehouse(root)  # the audit's own Spark session opens the same lakehouse
     os.environ.setdefault("SPARK_SHUFFLE_PARTITIONS", "2")
-    env = dict(os.environ)
+    env = {**os.environ, COMPACT_AT_VARIABLE: str(args.compact_at), VACUUM_EVERY_VARIABLE: str(args.vacuum_every)}
     lakehouse = Lakehouse.from_env(env)
     folder = Path(recordings_folder(lakehouse))
     logs = root / "chaos-logs"
@@ -103,6 +114,7 @@ def _run(args: argparse.Namespace) -> int:
     lander = Lander(folder, reports, changes, args.land_every, args.records, files=2)
     lander.start()
     moments = Counter()
+    during_maintenance = 0
     states = _states(models)
     try:
         for number, moment in enumerate(plan(args.kills, args.seed, models[:4], args.max_delay), 1):
@@ -122,6 +134,10 @@ def _run(args: argparse.Namespace) -> int:
             kind = _kind(moved) if moved else BEFORE_FIRST_BATCH
             moments[kind] += 1
             where = _describe(moved) if moved else kind
+            maintained = maintained_at_kill(lakehouse, models)
+            if maintained:
+                during_maintenance += 1
+                where += f"; during maintenance of {', '.join(maintained)}"
             say(f"chaos: kill {number}/{args.kills} {moment.description} ({seconds:.1f} s in, "
                 f"trigger {trigger}): {where}")
     finally:
@@ -130,6 +146,7 @@ def _run(args: argparse.Namespace) -> int:
     say(f"chaos: {lander.batches + 1} landings; catching up with a plain `dbt run`")
     _run_to_completion(PipelineProcess(["run"], env, logs / "final.log"), "the final dbt run")
     say("chaos: kill moments: " + ", ".join(f"{n} {kind}" for kind, n in moments.most_common()))
+    say(f"chaos: {during_maintenance} of {args.kills} kills fell during maintenance")
 
     from dbt_spark_streaming.session import get_or_create_session  # only now: the lock is free
 

@@ -31,11 +31,6 @@ MODELS = {
 }
 
 
-def last_operation(table) -> str:
-    actions = delta_log.commit_files(table)[-1].actions()
-    return next(action["commitInfo"]["operation"] for action in actions if "commitInfo" in action)
-
-
 @pytest.mark.slow
 def test_maintenance_killed_during_compaction_and_vacuum_loses_and_repeats_nothing(spark, tmp_path):
     project = write_streaming_project(tmp_path / "project", "killed_upkeep", SCHEMA, MODELS, SOURCES)
@@ -59,11 +54,11 @@ def test_maintenance_killed_during_compaction_and_vacuum_loses_and_repeats_nothi
 
     compacting = maintain("killed-compacting")
     compacting.kill_on_delta_commit(events, delta_log.latest_version(events), runs.timeout)
-    assert last_operation(events) == "OPTIMIZE", "killed right after compaction committed"
+    assert delta_log.last_operation(events) == "OPTIMIZE", "killed right after compaction committed"
 
     vacuuming = maintain("killed-vacuuming")
     vacuuming.kill_on_delta_commit(events, delta_log.latest_version(events), runs.timeout)
-    assert last_operation(events) == "VACUUM START", "killed while VACUUM deletes"
+    assert delta_log.last_operation(events) == "VACUUM START", "killed while VACUUM deletes"
 
     land(5, 3)
     runs.run("after-the-kills")

@@ -24,7 +24,8 @@ Spark. Each table's figures come on lines before the summary, the last line:
     bench soak: minutes=<m> landings=<n> p50_first_ms=<x> p50_last_ms=<y> last_over_first=<r>
     p95_last_ms=<z> files_max=<f> tombstones_max=<t> rss_first_mb=<a> rss_last_mb=<b>
 
-(one line). The targets (TARGETS) are said on the line before it. Its logs and soak.json are
+(one line). The targets (TARGETS) are said on the line before it; before them, what each
+streaming checkpoint holds (bench/latency/checkpoint_sizes.py: Spark's own retention, checked). Its logs and soak.json are
 under .lakehouse/bench/soak_logs. Not part of `make test`.
 """
 
@@ -39,6 +40,7 @@ from pathlib import Path
 
 from bench.harness.fresh_lakehouse import empty_folder
 from bench.harness.stats import nearest_rank
+from bench.latency import checkpoint_sizes
 from bench.latency.measure import measure_latency
 from bench.latency.memory import Resident, megabytes, tree_resident
 from python_runners.testing import delta_log
@@ -103,6 +105,10 @@ def main(argv: list[str] | None = None) -> int:
               f"files, {figures['tombstones']} tombstones "
               + (f"in checkpoint {checkpoint}" if checkpoint >= 0 else "(no checkpoint yet)")
               + f", {figures['log_files']} files in _delta_log")
+    for checkpoint in checkpoint_sizes.checkpoints(Path(result["warehouse"]).parent / "checkpoints"):
+        figures = checkpoint_sizes.sizes(checkpoint)
+        print(f"bench soak: checkpoint {checkpoint.parent.name}/{checkpoint.name}: "
+              + ", ".join(f"{key} {value}" for key, value in figures.items()))
     for when, found in (("first", memory.first), ("last", memory.last)):
         print(f"bench soak: rss {when}: " + ", ".join(
             f"{process.name} {process.pid} {process.kib / 1024:.0f} MB" for process in found))

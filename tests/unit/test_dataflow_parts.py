@@ -302,6 +302,8 @@ def test_a_served_tables_maintenance_is_due_every_few_runs_and_every_few_minutes
         schedule.vacuum_at = time.monotonic() - 1
         assert schedule.due(200.0) and schedule.started() is True
         assert schedule.vacuum_at - time.monotonic() > served_upkeep.VACUUM_EVERY_SECONDS - 5
+        schedule.vacuum_at, schedule.written_at = time.monotonic() - 1, time.monotonic() - 2 * 3600
+        assert not schedule.due(300.0)  # unwritten for longer than it keeps files: nothing to do
         monkeypatch.setenv(served_upkeep.VACUUM_EVERY_VARIABLE, "soon")
         with pytest.raises(Exception, match="STREAM_SERVE_VACUUM_EVERY_SECONDS is 'soon'; give how many seconds"):
             served_upkeep.vacuum_every_seconds()

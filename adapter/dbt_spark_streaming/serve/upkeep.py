@@ -7,12 +7,15 @@ stream of landings nor run ahead of a wave that came first. It never runs beside
 run (OPTIMIZE and VACUUM against its own writer would conflict, or hold it).
 
 A pass is due every `compact_at // 4` runs of the model (a run writes a file or two: is the table
-at `compact_at` live files? so it holds at most about half as many again) and every `VACUUM_EVERY_SECONDS` (VACUUM, with its guards, which
-reads every checkpoint's position).
+at `compact_at` live files? so it holds at most about half as many again), and VACUUM (with its
+guards, which read every checkpoint's position) every `VACUUM_EVERY_SECONDS` while the table has
+files left to delete: until it has gone unwritten for its VACUUM retention and one more interval.
+A served lakehouse with nothing landing pays for no pass.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from dataclasses import dataclass
@@ -59,6 +62,7 @@ class UpkeepSchedule:
     vacuum_every: float = VACUUM_EVERY_SECONDS
     runs_since: int = 0
     vacuum_at: float = 0.0
+    written_at: float = float("-inf")  # time.monotonic() of its model's last run
     retry_at: float = 0.0
     due_since: Optional[float] = None  # time.time(), as the models' pending_since
     vacuum_due: bool = False
@@ -70,17 +74,24 @@ class UpkeepSchedule:
 
     def ran(self) -> None:
         self.runs_since += 1
+        self.written_at = time.monotonic()
 
     def due(self, now: float) -> bool:
         """Whether a pass should run; marks since when."""
         monotonic = time.monotonic()
         if monotonic < self.retry_at:
             return False
-        self.vacuum_due = self.vacuum_due or monotonic >= self.vacuum_at
+        self.vacuum_due = self.vacuum_due or (monotonic >= self.vacuum_at and self._files_left(monotonic))
         if self.runs_since >= self.check_every_runs or self.vacuum_due:
             self.due_since = self.due_since or now
             return True
         return False
+
+    def _files_left(self, monotonic: float) -> bool:
+        """Whether the table may hold files a VACUUM would delete: it was written within its
+        retention (whole hours, as VACUUM counts it) and one interval more."""
+        retention = math.ceil(self.upkeep.maintenance.file_retention_seconds / 3600) * 3600
+        return monotonic - self.written_at <= retention + self.vacuum_every
 
     def deadline(self) -> float:
         return (self.due_since or 0.0) + SLACK_SECONDS

@@ -30,6 +30,7 @@ from dbt_spark_streaming.classpath import class_paths
 from dbt_spark_streaming.jvm_options import java_options
 from dbt_spark_streaming.lakehouse import Lakehouse
 from dbt_spark_streaming.metastore import configured_url, derby_java_options, driver_jars, metastore_conf
+from dbt_spark_streaming.config.maintenance import SMALL_FILE_BYTES
 from dbt_spark_streaming.errors import StreamingModelError
 
 DEFAULT_MASTER = "local[*]"
@@ -106,6 +107,10 @@ def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str]
         # VACUUM's RETAIN counts (Delta 4 otherwise takes the table's file retention instead):
         # the guards' retention is longer than that, by design.
         "spark.databricks.delta.vacuum.retentionWindowIgnore.enabled": "false",
+        # OPTIMIZE rewrites files under this size (Delta's default: 1 GB, so a streaming table's
+        # one compacted file would be rewritten at every compaction, its cost growing with the
+        # table); lifecycle/maintenance.py counts the files under it (config/maintenance.py).
+        "spark.databricks.delta.optimize.minFileSize": str(SMALL_FILE_BYTES),
     }
 
 

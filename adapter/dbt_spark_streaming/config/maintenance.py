@@ -26,6 +26,10 @@ SETTINGS = ("maintenance", "file_retention", "log_retention")
 # three-hop soak, a batch every few seconds; docs/BENCHMARKS.md, the soak).
 DEFAULT_FILE_RETENTION = "15 minutes"
 DEFAULT_ROLLBACK_WINDOW = "7 days"
+# A file at least this big is left as it is by compaction (the session's
+# spark.databricks.delta.optimize.minFileSize): else each compaction of a table that keeps growing
+# rewrites its one big file with the new small ones, and its cost grows with the table.
+SMALL_FILE_BYTES = 16 * 1024 * 1024
 FILE_RETENTION_PROPERTY = "delta.deletedFileRetentionDuration"
 LOG_RETENTION_PROPERTY = "delta.logRetentionDuration"
 _SET_BY = {FILE_RETENTION_PROPERTY: "file_retention", LOG_RETENTION_PROPERTY: "log_retention"}

@@ -2,7 +2,7 @@
 needs deleted, with two guards that Delta's own VACUUM does not have.
 
 - **Compaction** (Delta OPTIMIZE, bin-packing): once the table holds `COMPACT_AT_FILES` live data
-  files. One commit that changes no data (`dataChange: false`): streams reading the table skip it.
+  files under `SMALL_FILE_BYTES`, which it rewrites into files of up to 1 GB. One commit that changes no data (`dataChange: false`): streams reading the table skip it.
 - **VACUUM** deletes the files removed from the table more than a retention ago. The retention
   is the model's `file_retention` (config/maintenance.py), longer where something still needs
   older files, in whole hours up (Delta's VACUUM rounds its retention to hours):
@@ -27,7 +27,7 @@ from typing import Any, Optional
 from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 
-from dbt_spark_streaming.config.maintenance import Maintenance
+from dbt_spark_streaming.config.maintenance import SMALL_FILE_BYTES, Maintenance
 from dbt_spark_streaming.delta import log as delta_log
 from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.jvm.checkpoint_log import COMMITS, OFFSETS, entry, last_batch
@@ -97,7 +97,7 @@ def maintain(spark: SparkSession, upkeep: Upkeep, readers: dict[str, list[Reader
         return done
     table = DeltaTable.forPath(spark, upkeep.location)
     _keep_properties(spark, upkeep)
-    if live_files(spark, upkeep.location) >= compact_at:
+    if small_files(spark, upkeep.location) >= compact_at:
         metrics = table.optimize().executeCompaction().collect()[0]["metrics"]
         done.compacted = (int(metrics["numFilesRemoved"]), int(metrics["numFilesAdded"]))
     if vacuum:
@@ -117,9 +117,11 @@ def maintain(spark: SparkSession, upkeep: Upkeep, readers: dict[str, list[Reader
     return done
 
 
-def live_files(spark: SparkSession, location: str) -> int:
-    """The table's live data files, from its latest snapshot (after a write, the writer's)."""
-    return int(delta_log.current(spark, delta_log.at_path(spark, location)).numOfFiles())
+def small_files(spark: SparkSession, location: str) -> int:
+    """The table's live data files smaller than SMALL_FILE_BYTES, from its latest snapshot (after
+    a write, the writer's): what compaction would rewrite."""
+    snapshot = delta_log.current(spark, delta_log.at_path(spark, location))
+    return int(snapshot.allFiles().filter(f"size < {SMALL_FILE_BYTES}").count())
 
 
 def _keep_properties(spark: SparkSession, upkeep: Upkeep) -> None:

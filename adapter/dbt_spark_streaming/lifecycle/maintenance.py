@@ -29,6 +29,7 @@ from pyspark.sql import SparkSession
 
 from dbt_spark_streaming.config.maintenance import SMALL_FILE_BYTES, Maintenance
 from dbt_spark_streaming.delta import log as delta_log
+from dbt_spark_streaming.delta import tables as delta_tables
 from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.jvm.checkpoint_log import COMMITS, OFFSETS, entry, last_batch
 from dbt_spark_streaming.lakehouse import Lakehouse
@@ -128,12 +129,16 @@ def _keep_properties(spark: SparkSession, upkeep: Upkeep) -> None:
     """A table created before these settings, or with other values: its retention properties
     set to the model's (one metadata commit, only when they differ)."""
     wanted = upkeep.maintenance.table_properties()
-    snapshot = delta_log.current(spark, delta_log.at_path(spark, upkeep.location))
-    current = json.loads(snapshot.metadata().json())["metaData"].get("configuration", {})
+    current = _snapshot(spark, upkeep).properties
     if all(current.get(key) == value for key, value in wanted.items()):
         return
     settings = ", ".join(f"'{key}' = '{value}'" for key, value in wanted.items())
     spark.sql(f"alter table delta.`{upkeep.location}` set tblproperties ({settings})")
+
+
+def _snapshot(spark: SparkSession, upkeep: Upkeep) -> delta_tables.TableSnapshot:
+    """The table's latest version, properties and Delta id, read by its location."""
+    return delta_tables.snapshot(spark, upkeep.table, delta_log.at_path(spark, upkeep.location))
 
 
 def rollback_hold(spark: SparkSession, upkeep: Upkeep, now: Optional[float] = None) -> Optional[str]:
@@ -156,10 +161,10 @@ def reader_need(spark: SparkSession, upkeep: Upkeep, readers: dict[str, list[Rea
                 now: Optional[float] = None) -> tuple[Optional[float], str]:
     """(seconds VACUUM must keep for the slowest streaming reader of the table, what holds it);
     (None, why) when VACUUM must not run at all."""
-    table_id = delta_log.table_id(spark, upkeep.location)
-    latest = int(delta_log.current(spark, delta_log.at_path(spark, upkeep.location)).version())
+    table = _snapshot(spark, upkeep)
+    latest = table.version
     need, slowest = 0.0, ""
-    for reader in readers.get(table_id, []):
+    for reader in readers.get(table.table_id, []):
         if reader.version is None:
             return None, (f"not vacuumed: the stream of {_name(reader.checkpoint)} has not finished "
                           "its first batch over it, which reads its files as they were")

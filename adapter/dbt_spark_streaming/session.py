@@ -54,6 +54,7 @@ def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str]
     jars, driver_class_path = class_paths(master, driver_jars(metastore_url))
     # No jars yet on this machine: Spark fetches Delta's as it starts (classpath.py).
     fetch = {} if classpath.jar_paths() else classpath.resolution_conf()
+    shuffle_partitions = os.environ.get("SPARK_SHUFFLE_PARTITIONS", "4")
     return {
         "spark.master": master,
         "spark.app.name": "streaming-lakehouse",
@@ -73,10 +74,14 @@ def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str]
             f"-Dlakehouse.spark.log={spark_log_path(lakehouse)}",
             # Outside UTC, Delta rebuilds a table's whole state to verify every commit's checksum.
             "-Duser.timezone=UTC",
+            # G1 gives memory back after a collection when more than this share of the heap is
+            # free: without, an always-on service's heap grew towards spark.driver.memory (2.9 ->
+            # 4.0 GB over the 60-minute soak) though what it kept alive stayed under 200 MB.
+            "-XX:MaxHeapFreeRatio=30", "-XX:MinHeapFreeRatio=10",
         ]),
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
-        "spark.sql.shuffle.partitions": os.environ.get("SPARK_SHUFFLE_PARTITIONS", "4"),
+        "spark.sql.shuffle.partitions": shuffle_partitions,
         # Local mode runs everything in the driver; Spark's 1g runs out on an aggregate's state
         # at a million keys (measured: update_vs_complete at 1M). Read when the JVM starts.
         "spark.driver.memory": os.environ.get("SPARK_DRIVER_MEMORY", "4g"),
@@ -111,6 +116,15 @@ def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str]
         # one compacted file would be rewritten at every compaction, its cost growing with the
         # table); lifecycle/maintenance.py counts the files under it (config/maintenance.py).
         "spark.databricks.delta.optimize.minFileSize": str(SMALL_FILE_BYTES),
+        # VACUUM lists a table's folder as a job of this many tasks (Spark's default: 10,000,
+        # nearly all empty): 63 s a VACUUM of a 30-file table on 2 busy cores, against 6 s at 4
+        # (the soak's stall after its first maintenance round; docs/BENCHMARKS.md section 7).
+        "spark.sql.sources.parallelPartitionDiscovery.parallelism": shuffle_partitions,
+        # Spark keeps the last 1,000 jobs, stages and SQL executions (each with its plan) for its
+        # UI even with the UI off: an always-on service's memory would grow until it held them
+        # all. Nothing here reads them.
+        **{key: "50" for key in ("spark.ui.retainedJobs", "spark.ui.retainedStages",
+                                 "spark.sql.ui.retainedExecutions")},
     }
 
 

@@ -19,7 +19,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from bench.harness.child_process import child_result, run_child
 from bench.harness.fresh_lakehouse import empty_folder
@@ -54,7 +54,8 @@ class Landing:
 def measure_latency(trigger: str, landings: int, interval_s: float, log_dir: Path,
                     all_models: bool = False, idle_seconds: float = 0,
                     after_landing: Callable[[ServiceProcess, int], None] | None = None,
-                    before_stop: Callable[[ServiceProcess], None] | None = None) -> dict:
+                    before_stop: Callable[[ServiceProcess], None] | None = None,
+                    service_args: Sequence[str] = ()) -> dict:
     """With `all_models`, every model of the demo serves (nine queries); else the three of MODELS.
     With `idle_seconds`, the service's CPU share over that long with nothing landing, measured
     once every served model has caught up. `after_landing` is called with the service and the
@@ -74,7 +75,7 @@ def measure_latency(trigger: str, landings: int, interval_s: float, log_dir: Pat
     land(landing, FIRST_DEVICE - 1)  # the service's first catch-up creates the tables with it
 
     selection = [] if all_models else ["--select", *MODELS]
-    service = ServiceProcess(["--trigger", trigger, *selection], env, log_dir / f"{name}_service.log",
+    service = ServiceProcess(["--trigger", trigger, *selection, *service_args], env, log_dir / f"{name}_service.log",
                              timeout=STOP_TIMEOUT_S)
     try:
         wait_until_serving(lakehouse, gold, service, None if all_models else len(MODELS))

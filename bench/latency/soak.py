@@ -3,7 +3,8 @@
     python -m bench.latency.soak [--minutes 60] [--window-minutes 10]
 
 The latency benchmark's set-up (bench/latency/measure.py) with every model of the demo serving
-(on_new_data) and one small file landing every 0.5 s for --minutes; latency is that of each
+(on_new_data) and one small file landing every 0.5 s for --minutes, each moved to an archive
+folder once bronze has read it (SERVICE_ARGS); latency is that of each
 file to gold.device_counts over the three hops. "first" and "last" are the files landed in the
 first and the last --window-minutes (they overlap when the run is shorter than two windows):
 
@@ -46,6 +47,9 @@ from bench.latency.memory import Resident, megabytes, tree_resident
 from python_runners.testing import delta_log
 from python_runners.testing.service_process import ServiceProcess
 
+# What a service that runs for days sets: the demo's landing folder is cleaned up as its files
+# are read (the recordings source's archive_to), so that each batch's listing stays small.
+SERVICE_ARGS = ("--vars", json.dumps({"recordings_archive_to": "archive/recordings"}))
 TARGETS = {"last_over_first": 1.1, "p95_last_over_p50_last": 2.0, "files_max": 100,
            "tombstones_max": 1000, "rss_last_over_first": 1.1}
 
@@ -82,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"bench soak: {landings} landings over {args.minutes:g} min, all demo models serving, "
           f"windows of {window} landings; logs in {logs}", flush=True)
     result = measure_latency(args.trigger, landings, args.interval, logs, all_models=True,
-                             after_landing=memory.after_landing, before_stop=memory.before_stop)
+                             after_landing=memory.after_landing, before_stop=memory.before_stop,
+                             service_args=SERVICE_ARGS)
     latencies = result["latencies_ms"]
     first, last = latencies[:window], latencies[-window:]
     tables = {name: table_figures(path) for name, path in delta_tables(Path(result["warehouse"]))}

@@ -13,6 +13,8 @@ from dbt_results import failure_messages
 from dbt_spark_streaming.progress import table as progress_table
 from dbt_spark_streaming.progress.live import LiveProgress
 from dbt_spark_streaming.progress.recorder import ProgressRecorder
+from dbt_spark_streaming.serve import upkeep
+from dbt_spark_streaming.serve.progress_keeper import ProgressKeeper
 from python_runners.testing.landing import land_json_lines, landing_folder
 from streaming_projects import write_streaming_project
 
@@ -108,6 +110,40 @@ def test_progress_older_than_the_retention_is_deleted(spark, monkeypatch):
     assert later.flush(spark) == 1
     kept = [r.batch_id for r in spark.sql(f"select batch_id from {table} order by batch_id").collect()]
     assert kept == [2, 3, 4, 5]
+
+
+def served_batch(batch_id: int) -> dict:
+    return {"name": "s.m", "id": "q", "runId": "r", "batchId": batch_id,
+            "timestamp": datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"), "numInputRows": 1,
+            "durationMs": {"addBatch": 5, "triggerExecution": 9}}
+
+
+def test_while_serving_progress_is_appended_on_a_thread_of_its_own_and_the_table_compacted(
+    spark, lakehouse, monkeypatch
+):
+    table = "progress_kept._stream_progress"
+    monkeypatch.setenv(progress_table.TABLE_VARIABLE, table)
+    monkeypatch.setenv(upkeep.COMPACT_AT_VARIABLE, "2")  # checked at every flush
+    spark.sql("create schema if not exists progress_kept")
+    recorder, said = ProgressRecorder(), []
+    keeper = ProgressKeeper(spark, recorder, lakehouse, said.append, every_seconds=0.1).start()
+    try:
+        for batch_id in range(3):  # one flush, one file, per batch
+            recorder.record(served_batch(batch_id))
+            deadline = time.monotonic() + 60
+            while not spark.catalog.tableExists(table) or spark.table(table).count() <= batch_id:
+                assert time.monotonic() < deadline, f"batch {batch_id} never reached {table}: {said}"
+                time.sleep(0.1)
+        recorder.record(served_batch(3))
+    finally:
+        keeper.stop()  # appends what is left
+
+    ids = [row.batch_id for row in spark.sql(f"select batch_id from {table} order by batch_id").collect()]
+    assert ids == list(range(4))
+    assert [line for line in said if line.startswith(f"Maintained {table}: compacted")], said
+    history = [row.operation for row in spark.sql(f"describe history {table}").collect()]
+    assert "OPTIMIZE" in history
+    assert spark.sql(f"describe detail {table}").first().numFiles < 4
 
 
 def test_on_a_terminal_each_stream_is_one_row_redrawn_with_its_latest_batch():

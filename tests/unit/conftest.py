@@ -27,6 +27,14 @@ def dbt():
     pytest.fail(NO_JVM)
 
 
+@pytest.fixture(scope="session")
+def matplotlib_fonts():
+    """matplotlib lists the machine's fonts with fc-list the first time it draws on a machine,
+    then keeps the list in its cache: done before any test's guard, so that a test that draws
+    does not start a process."""
+    import matplotlib.font_manager  # noqa: F401
+
+
 @pytest.fixture(autouse=True)
 def no_process_started(monkeypatch):
     refuse_processes(monkeypatch, "tests/unit")

@@ -223,7 +223,7 @@ def test_the_report_totals_per_model_and_per_expectation():
     ]
 
 
-def test_the_report_draws_rows_failed_per_expectation_only_when_a_model_has_expectations(tmp_path):
+def test_the_report_draws_rows_failed_per_expectation_only_when_a_model_has_expectations(tmp_path, matplotlib_fonts):
     rows = report_rows()
 
     _, page = progress_report.write_report(rows, tmp_path / "checked")

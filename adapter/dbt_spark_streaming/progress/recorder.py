@@ -34,6 +34,9 @@ LagOf = Callable[[str], Optional[tuple[float, Optional[float]]]]
 UNIT_TEST_QUERY_PREFIX = "unit_test__"
 TRIAL_QUERY_PREFIX = "query_trial__"  # a changed query tried on a copy of its checkpoint (lifecycle/query_fit.py)
 _UNRECORDED = (UNIT_TEST_QUERY_PREFIX, TRIAL_QUERY_PREFIX)
+# Every run of a served on_new_data model is a query run of its own: the runs whose last batch
+# is remembered (for wait_until_heard) are the latest this many, so a service's memory stays flat.
+_RUNS_REMEMBERED = 1000
 
 
 class ProgressRecorder(StreamingQueryListener):
@@ -79,7 +82,10 @@ class ProgressRecorder(StreamingQueryListener):
         lag = lags(batch.query_name) if lags is not None else None
         with self._lock:
             self._pending.append(progress_table.progress_row(batch, lag))
+            self._heard.pop(batch.run_id or "", None)  # the newest last, the oldest first out
             self._heard[batch.run_id or ""] = batch.batch_id
+            if len(self._heard) > _RUNS_REMEMBERED:
+                del self._heard[next(iter(self._heard))]
             self._latest[batch.query_name] = batch
             if batch.expectations:
                 before = self._expectation_totals.get(batch.query_name, ExpectationCounts())

@@ -10,7 +10,8 @@ with each failure in a row (1 s, 2 s, 4 s ... at most 60 s); the reason is logge
 `backoff.MAX_FAILURES_IN_A_ROW` failures with no batch completed in between, it is set aside and
 tried again every few minutes, while the others serve on (serve/backoff.py); serving gives up only
 when every query and model it serves is set aside, ending with their last errors. Batch progress
-goes to the progress table every few seconds, and the state of every query to the service's
+goes to the progress table every half minute, on a thread of its own (serve/progress_keeper.py),
+and the state of every query to the service's
 status file (adapter/dbt_spark_streaming/progress/status_file.py), which `dbt-spark-streaming status` reads.
 """
 
@@ -32,6 +33,7 @@ from dbt_spark_streaming.progress import status_file as service_status
 from dbt_spark_streaming.progress.batch import last_batch
 from dbt_spark_streaming.progress.recorder import ProgressRecorder
 from dbt_spark_streaming.serve.dataflow import POLL_SECONDS as DATAFLOW_POLL_SECONDS, Dataflow
+from dbt_spark_streaming.serve.progress_keeper import ProgressKeeper
 from dbt_spark_streaming.run.streaming_run import StreamingRun
 from dbt_spark_streaming.run.model_run import failure
 from dbt_spark_streaming.lakehouse import Lakehouse
@@ -39,8 +41,6 @@ from dbt_spark_streaming.progress.own_time import OwnTime
 from dbt_spark_streaming.errors import StreamingModelError, root_cause
 
 POLL_SECONDS = 0.5
-# Each flush is a Delta commit to the progress table, CPU an always-on service's streams share.
-FLUSH_SECONDS = 30.0
 STATUS_SECONDS = 2.0
 
 Log = Callable[[str], None]
@@ -93,14 +93,16 @@ def serve_until_stopped(spark: SparkSession, run: StreamingRun, log: Log = print
     recorder = run.listen(spark)
     dataflow = Dataflow(spark, scheduled, log, wake) if scheduled else None
     recorder.lags_from(dataflow.lag_of if dataflow else None)
-    status = service_status.StatusFile(Lakehouse.from_env())
+    lakehouse = Lakehouse.from_env()
+    status = service_status.StatusFile(lakehouse)
     own_time = OwnTime()
+    keeper = ProgressKeeper(spark, recorder, lakehouse, log)
     served = [*queries, *scheduled]
     names = ", ".join(s.name for s in served)
     log(f"Serving {len(served)} streaming queries ({names}); "
         + (f"{len(scheduled)} of them run each time an input commits; " if scheduled else "")
         + "press Ctrl-C or send SIGTERM to stop them after their current batch.")
-    next_flush = time.monotonic() + FLUSH_SECONDS
+    keeper.start()
     next_status = time.monotonic()
     poll = min(POLL_SECONDS, DATAFLOW_POLL_SECONDS) if dataflow else POLL_SECONDS
     try:
@@ -114,14 +116,10 @@ def serve_until_stopped(spark: SparkSession, run: StreamingRun, log: Log = print
                 _refuse_if_nothing_serves(queries, dataflow)
                 if time.monotonic() >= next_status:
                     with own_time.timed("status file"):
-                        status.write(served, own_time=_own_time(recorder, own_time),
+                        status.write(served, own_time=_own_time(recorder, own_time, keeper),
                                      latest=recorder.latest_batch,
                                      totals=recorder.expectation_totals)
                     next_status = time.monotonic() + STATUS_SECONDS
-                if time.monotonic() >= next_flush:
-                    with own_time.timed("progress flush"):
-                        _flush(spark, recorder, log)
-                    next_flush = time.monotonic() + FLUSH_SECONDS
                 wake.wait(poll)
                 wake.clear()
     finally:
@@ -135,17 +133,16 @@ def serve_until_stopped(spark: SparkSession, run: StreamingRun, log: Log = print
                 [s.name for s in served],
                 " after its current batch" if len(served) == 1 else " after their current batch",
             ))
-        with own_time.timed("progress flush"):
-            _flush(spark, recorder, log)
+        keeper.stop()
         recorder.lags_from(None)
-        status.write(served, state="stopped", own_time=_own_time(recorder, own_time),
+        status.write(served, state="stopped", own_time=_own_time(recorder, own_time, keeper),
                      latest=recorder.latest_batch,
                      totals=recorder.expectation_totals)
     return [s.name for s in served]
 
 
-def _own_time(recorder: ProgressRecorder, serving: OwnTime) -> dict:
-    return {**recorder.own_time.figures(), **serving.figures()}
+def _own_time(recorder: ProgressRecorder, serving: OwnTime, keeper: ProgressKeeper) -> dict:
+    return {**recorder.own_time.figures(), **serving.figures(), **keeper.own_time.figures()}
 
 
 def _supervise(spark: SparkSession, run: StreamingRun, served: ServedQuery, log: Log) -> None:
@@ -212,13 +209,6 @@ class _FailedStart:
 
     def stop(self) -> None:
         pass
-
-
-def _flush(spark: SparkSession, recorder: ProgressRecorder, log: Log) -> None:
-    try:
-        recorder.flush(spark)
-    except Exception as error:  # progress is kept for the next flush; serving goes on
-        log(f"Could not append to the progress table: {root_cause(error)}")
 
 
 _served_after_run = False

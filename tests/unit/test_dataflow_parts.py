@@ -21,7 +21,7 @@ from dbt_spark_streaming.config.triggers import Trigger
 from dbt_spark_streaming.jvm.plans import StreamingInput
 from dbt_spark_streaming.serve import backoff, input_watches
 from dbt_spark_streaming.serve.dataflow import (
-    NO_TARGET_SLACK_SECONDS, Dataflow, RunResult, ScheduledModel, polling_interval,
+    NO_TARGET_SLACK_SECONDS, Dataflow, RunResult, ScheduledModel, polling_interval, runs_at_once,
 )
 from dbt_spark_streaming.commands.service import lag_said
 
@@ -307,6 +307,9 @@ def test_a_served_tables_maintenance_is_due_every_few_runs_and_every_few_minutes
         monkeypatch.setenv(served_upkeep.VACUUM_EVERY_VARIABLE, "soon")
         with pytest.raises(Exception, match="STREAM_SERVE_VACUUM_EVERY_SECONDS is 'soon'; give how many seconds"):
             served_upkeep.vacuum_every_seconds()
+        monkeypatch.setenv("STREAM_SERVE_RUNS_AT_ONCE", "0")
+        with pytest.raises(Exception, match="STREAM_SERVE_RUNS_AT_ONCE is '0'; give a whole number of queries"):
+            runs_at_once()
         assert not _served("silver", tmp=tmp_path).upkeep  # maintenance: false
     finally:
         flow.stop(lambda queries: None)

@@ -47,6 +47,7 @@ from dbt_spark_streaming.errors import StreamingModelError, root_cause
 from dbt_spark_streaming.lifecycle import up_to_date
 from dbt_spark_streaming.lifecycle.maintenance import Maintained, Upkeep, maintain, reader_positions
 from dbt_spark_streaming.serve import backoff, input_watches
+from dbt_spark_streaming.serve.environment import whole_number
 from dbt_spark_streaming.serve.upkeep import UpkeepSchedule, compact_at, vacuum_every_seconds
 from dbt_spark_streaming.session import get_or_create_session
 from dbt_spark_streaming.writes.batch_errors import failure
@@ -57,15 +58,10 @@ RUNS_AT_ONCE_VARIABLE = "STREAM_SERVE_RUNS_AT_ONCE"
 
 
 def runs_at_once() -> int:
-    value = os.environ.get(RUNS_AT_ONCE_VARIABLE, "")
-    if value.isdigit() and int(value) > 0:
-        return int(value)
-    if value:
-        raise StreamingModelError(f"{RUNS_AT_ONCE_VARIABLE} is {value!r}; give a whole number of "
-                                  "queries that may run at once, e.g. 2.")
     # On 2 cores, one run at a time: the three-hop latency benchmark's p50 was 9.0 s with two
     # (each batch waiting for CPU), 5.3 s with one.
-    return max(1, (os.cpu_count() or 1) // 2)
+    return whole_number(RUNS_AT_ONCE_VARIABLE, max(1, (os.cpu_count() or 1) // 2), 1,
+                        "a whole number of queries that may run at once")
 SAY_MISSED_EVERY_SECONDS = 30.0
 NO_TARGET_SLACK_SECONDS = 60.0
 # A folder's modification time moves in clock ticks: a file landing within the tick of the one

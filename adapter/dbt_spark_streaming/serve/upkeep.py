@@ -16,13 +16,12 @@ A served lakehouse with nothing landing pays for no pass.
 from __future__ import annotations
 
 import math
-import os
 import time
 from dataclasses import dataclass
 from typing import Optional
 
-from dbt_spark_streaming.errors import StreamingModelError
 from dbt_spark_streaming.lifecycle.maintenance import COMPACT_AT_FILES, Upkeep
+from dbt_spark_streaming.serve.environment import whole_number
 
 VACUUM_EVERY_SECONDS = 600.0
 # How long a due pass may wait behind runs with earlier deadlines (a model without a target_lag
@@ -35,22 +34,13 @@ RETRY_SECONDS = 300.0
 
 
 def compact_at() -> int:
-    return _whole_number(COMPACT_AT_VARIABLE, COMPACT_AT_FILES, 2, "the number of live files a served "
+    return whole_number(COMPACT_AT_VARIABLE, COMPACT_AT_FILES, 2, "the number of live files a served "
                          "table is compacted at")
 
 
 def vacuum_every_seconds() -> float:
-    return float(_whole_number(VACUUM_EVERY_VARIABLE, int(VACUUM_EVERY_SECONDS), 1, "how many seconds "
+    return float(whole_number(VACUUM_EVERY_VARIABLE, int(VACUUM_EVERY_SECONDS), 1, "how many seconds "
                                "apart a served table is vacuumed"))
-
-
-def _whole_number(variable: str, default: int, least: int, what: str) -> int:
-    value = os.environ.get(variable, "")
-    if value.isdigit() and int(value) >= least:
-        return int(value)
-    if value:
-        raise StreamingModelError(f"{variable} is {value!r}; give {what}, e.g. {default}.")
-    return default
 
 
 @dataclass

@@ -1,9 +1,10 @@
 """While serving, the progress table (progress/table.py) is kept on a thread of its own.
 
 Every `FLUSH_SECONDS` the batches heard since the last flush are appended, and the table is
-maintained as a served model's table is (lifecycle/maintenance.py, serve/upkeep.py): compacted
-once it holds `compact_at()` small files, checked every `compact_at() // 4` flushes, and
-vacuumed every `vacuum_every_seconds()`, with VACUUM's guards. The serving loop never waits on
+maintained as a served model's table is, on the same schedule (serve/upkeep.py, an append
+counting as a run; lifecycle/maintenance.py does the work): checked for compaction every
+`compact_at() // 4` appends, vacuumed every `vacuum_every_seconds()` while it has been written
+lately, nothing while nothing is heard. The serving loop never waits on
 these commits: on the 60-minute soak an append took 3.5 s on average while the models ran
 (docs/BENCHMARKS.md section 7), time in which the loop started no run.
 """
@@ -23,7 +24,7 @@ from dbt_spark_streaming.lifecycle.maintenance import Upkeep, maintain, reader_p
 from dbt_spark_streaming.progress import table as progress_table
 from dbt_spark_streaming.progress.own_time import OwnTime
 from dbt_spark_streaming.progress.recorder import ProgressRecorder
-from dbt_spark_streaming.serve.upkeep import compact_at, vacuum_every_seconds
+from dbt_spark_streaming.serve.upkeep import UpkeepSchedule, compact_at, vacuum_every_seconds
 
 # Each flush is a Delta commit to the progress table, CPU an always-on service's streams share.
 FLUSH_SECONDS = 30.0
@@ -41,13 +42,10 @@ class ProgressKeeper:
         self._log = log
         self._every = every_seconds
         self._compact_at = compact_at()
-        self._check_every = max(1, self._compact_at // 4)
-        self._vacuum_every = vacuum_every_seconds()
-        self._vacuum_at = time.monotonic() + self._vacuum_every
         name = progress_table.table_name()
-        self._upkeep = Upkeep(name, name, progress_table.table_location(lakehouse), Maintenance())
-        self._flushes_since_check = 0
-        self._written = False
+        self._schedule = UpkeepSchedule(Upkeep(name, name, progress_table.table_location(lakehouse), Maintenance()),
+                                        check_every_runs=max(1, self._compact_at // 4),
+                                        vacuum_every=vacuum_every_seconds())
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._keep, name="progress-keeper", daemon=True)
         self.own_time = OwnTime()
@@ -63,33 +61,31 @@ class ProgressKeeper:
             self._thread.join()
         self.flush()
 
-    def flush(self) -> None:
+    def flush(self) -> bool:
+        """Whether it appended any row."""
         with self.own_time.timed("progress flush"):
             try:
-                self._written = bool(self._recorder.flush(self._spark)) or self._written
+                return bool(self._recorder.flush(self._spark))
             except Exception as error:  # the recorder keeps its rows for the next flush
                 self._log(f"Could not append to the progress table: {root_cause(error)}")
+                return False
 
     def _keep(self) -> None:
         while not self._stopping.wait(self._every):
-            self.flush()
-            self._flushes_since_check += 1
-            if self._written and not self._stopping.is_set():
-                self._maintain_when_due()
+            if self.flush():
+                self._schedule.ran()
+            if not self._stopping.is_set() and self._schedule.due(time.time()):
+                self._maintain(vacuum=self._schedule.started())
 
-    def _maintain_when_due(self) -> None:
-        vacuum = time.monotonic() >= self._vacuum_at
-        if self._flushes_since_check < self._check_every and not vacuum:
-            return
-        self._flushes_since_check = 0
-        if vacuum:
-            self._vacuum_at = time.monotonic() + self._vacuum_every
+    def _maintain(self, vacuum: bool) -> None:
+        upkeep = self._schedule.upkeep
         with self.own_time.timed("progress table maintenance"):
             try:
                 readers = reader_positions(self._spark) if vacuum else {}
-                done = maintain(self._spark, self._upkeep, readers, self._compact_at, vacuum=vacuum)
-            except Exception as error:  # tried again at the next check
-                self._log(f"Could not maintain the progress table {self._upkeep.table}: {root_cause(error)}")
+                done = maintain(self._spark, upkeep, readers, self._compact_at, vacuum=vacuum)
+            except Exception as error:
+                self._schedule.failed()
+                self._log(f"Could not maintain the progress table {upkeep.table}: {root_cause(error)}")
                 return
         if done.compacted:
             self._log(f"Maintained {done.said()}")

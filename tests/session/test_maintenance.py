@@ -4,6 +4,7 @@ rollback inside its window restores."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,8 @@ def test_vacuum_keeps_what_a_stopped_reader_has_not_read_and_it_then_catches_up_
     assert live_files(spark, SILVER) == 1
     assert "OPTIMIZE" in operations(spark, SILVER) and "VACUUM END" in operations(spark, SILVER)
     assert unread <= parquet_files(spark, SILVER), "VACUUM deleted files gold has not read"
+    progress = os.environ["STREAM_PROGRESS_TABLE"]  # the target's: a file per run; no selection, so compacted too
+    assert "OPTIMIZE" in operations(spark, progress) and live_files(spark, progress) == 1
     caught_up = dbt("run", "--select", "kind_counts", project_dir=str(project))
     assert caught_up.success, failure_messages(caught_up)
     assert gold_matches_a_recompute_over_silver(spark)

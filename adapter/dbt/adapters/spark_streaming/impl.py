@@ -213,10 +213,12 @@ class SparkStreamingAdapter(UnitTestMethods, SparkAdapter):
     @reported_to_dbt
     def maintain_tables(
         self, models: list, graph: Mapping[str, Any], run_vars: Mapping[str, Any],
+        progress_table: bool = False,
     ) -> str:
         """run-operation maintain_tables: each (node, table) compacted and vacuumed, with the
-        guards for rollbacks and unread files (runtime/lifecycle/maintenance.py); what was done."""
-        return runtime.maintain_models(self._spark(), models, graph, run_vars)
+        guards for rollbacks and unread files (runtime/lifecycle/maintenance.py), and the
+        progress table with `progress_table`; what was done."""
+        return runtime.maintain_models(self._spark(), models, graph, run_vars, progress_table)
 
     @available
     @reported_to_dbt

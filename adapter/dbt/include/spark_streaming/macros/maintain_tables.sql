@@ -4,7 +4,8 @@
   Compacts each streaming model's small files (Delta OPTIMIZE) and VACUUMs the files no version
   in use needs, keeping what a rollback inside the model's rollback_window or a stream that has
   not caught up still reads: what the service does while serving, for projects run by `dbt run`.
-  Every streaming model when select is empty. One model's failure does not stop the others.
+  Every streaming model, and the target's progress table, when select is empty. One model's
+  failure does not stop the others.
   `dbt-spark-streaming maintain` runs this.
   (adapter/dbt_spark_streaming/lifecycle/maintenance.py)
 #}
@@ -22,6 +23,6 @@
                 {%- do models.append([node, relation.render()]) -%}
             {%- endif -%}
         {%- endfor -%}
-        {{ print(adapter.maintain_tables(models, graph, streaming_run_vars())) }}
+        {{ print(adapter.maintain_tables(models, graph, streaming_run_vars(), not wanted)) }}
     {%- endif -%}
 {% endmacro %}

@@ -1,8 +1,11 @@
-"""The chaos audit's bookkeeping without Spark: what each layer must hold after the kills, read
-from the landed files, and how lost and duplicated records are counted."""
+"""The chaos run's bookkeeping without Spark: what each layer must hold after the kills, read
+from the landed files, how lost and duplicated records are counted, and the kills that wait for
+the service's maintenance."""
 
 from __future__ import annotations
 
+import json
+import threading
 from collections import Counter
 
 import pytest
@@ -10,6 +13,8 @@ import pytest
 from python_runners.demo.data import batch_records, land_batch
 from python_runners.demo.recording_rules import check
 from python_runners.testing.chaos.audit import LAYERS, expected_per_layer, faults, landed_recordings
+from python_runners.testing.chaos.kill_moments import plan
+from python_runners.testing.chaos.stream_state import ModelPaths
 from python_runners.testing.landing import land_json_lines
 
 
@@ -49,3 +54,38 @@ def test_a_recording_id_landed_twice_is_a_generator_bug(tmp_path):
     land_json_lines(tmp_path, "again.json", batch_records(0, 1))
     with pytest.raises(ValueError, match="landed a recording id twice"):
         landed_recordings(tmp_path)
+
+
+def test_a_fifth_of_the_kills_wait_for_the_services_maintenance_and_catch_its_commit(tmp_path):
+    table = ModelPaths("m", "s.m", tmp_path / "m", tmp_path / "checkpoint")
+    log = table.table_path / "_delta_log"
+    log.mkdir(parents=True)
+
+    def commit(version: int, operation: str) -> None:
+        (log / f"{version:020d}.json").write_text(json.dumps({"commitInfo": {"operation": operation}}) + "\n")
+
+    commit(0, "CREATE TABLE")
+    moments = plan(10, 1, [table], 30.0, maintenance_kills=2, maintained=[table])
+    waiting = [moment for moment in moments if moment.needs_serving]
+    assert len(moments) == 10 and len(waiting) == 2
+
+    class Running:
+        """The pipeline, as the wait asks after it; it asks once it has taken the log's version."""
+        polling = threading.Event()
+
+        @property
+        def seconds_running(self) -> float:
+            self.polling.set()
+            return 1.0
+
+        def has_exited(self) -> bool:
+            return False
+
+    pipeline, caught = Running(), []
+    waiter = threading.Thread(target=lambda: caught.append(waiting[0].wait(pipeline)), daemon=True)
+    waiter.start()
+    assert pipeline.polling.wait(10)
+    commit(1, "STREAMING UPDATE")  # a batch: not maintenance, the wait goes on
+    commit(2, "OPTIMIZE")
+    waiter.join(10)
+    assert caught == ["OPTIMIZE of s.m"]

@@ -8,9 +8,10 @@ equal to a batch recompute; silver.patients and silver.patient_ward_history (cdc
 the landed change feed applied in plain Python.
 
 Maintenance is on (docs/maintenance.md) and frequent: the served runs compact a table once it
-holds `--compact-at` files and vacuum it every `--vacuum-every` seconds, so that kills fall
-during compactions and VACUUMs too; each kill says which tables were being maintained (the
-service's status file, written every 2 s, and a VACUUM begun in a table's log and not ended).
+holds `--compact-at` files and vacuum it every `--vacuum-every` seconds, and `--maintenance-kills`
+of the kills (a fifth by default) come at the instant a served run commits a compaction or starts
+a VACUUM; each kill says which tables were being maintained (that commit, the service's status
+file, written every 2 s, and a VACUUM begun in a table's log and not ended).
 """
 
 from __future__ import annotations
@@ -79,6 +80,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="live files a served table is compacted at (the service's is 50)")
     parser.add_argument("--vacuum-every", type=int, default=20,
                         help="seconds between a served table's VACUUMs (the service's is 600)")
+    parser.add_argument("--maintenance-kills", type=int, default=None,
+                        help="kills at the instant the service commits a compaction or starts a "
+                             "VACUUM, in served runs (default: a fifth of --kills)")
     return parser.parse_args(argv)
 
 
@@ -117,14 +121,16 @@ def _run(args: argparse.Namespace) -> int:
     during_maintenance = 0
     states = _states(models)
     try:
-        for number, moment in enumerate(plan(args.kills, args.seed, models[:4], args.max_delay), 1):
-            trigger = triggers[(number - 1) % len(triggers)]
+        maintenance_kills = args.kills // 5 if args.maintenance_kills is None else args.maintenance_kills
+        moments_planned = plan(args.kills, args.seed, models[:4], args.max_delay, maintenance_kills, models)
+        for number, moment in enumerate(moments_planned, 1):
+            trigger = "on_new_data" if moment.needs_serving else triggers[(number - 1) % len(triggers)]
             pipeline = PipelineProcess(
                 ["run", "--vars", f"{{stream_trigger: '{trigger}'}}"], env,
                 logs / f"run-{number:02d}.log",
             )
             try:
-                moment.wait(pipeline)
+                caught = moment.wait(pipeline)
             except ProcessExited:
                 raise ChaosFailure(_exited_message(pipeline, f"run {number}")) from None
             seconds = pipeline.seconds_running
@@ -135,9 +141,9 @@ def _run(args: argparse.Namespace) -> int:
             moments[kind] += 1
             where = _describe(moved) if moved else kind
             maintained = maintained_at_kill(lakehouse, models)
-            if maintained:
+            if caught or maintained:
                 during_maintenance += 1
-                where += f"; during maintenance of {', '.join(maintained)}"
+                where += "; during maintenance: " + ", ".join(([caught] if caught else []) + maintained)
             say(f"chaos: kill {number}/{args.kills} {moment.description} ({seconds:.1f} s in, "
                 f"trigger {trigger}): {where}")
     finally:

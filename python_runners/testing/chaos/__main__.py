@@ -20,6 +20,7 @@ import argparse
 import os
 import shutil
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -125,6 +126,7 @@ def _run(args: argparse.Namespace) -> int:
         moments_planned = plan(args.kills, args.seed, models[:4], args.max_delay, maintenance_kills, models)
         for number, moment in enumerate(moments_planned, 1):
             trigger = "on_new_data" if moment.needs_serving else triggers[(number - 1) % len(triggers)]
+            run_started = time.time()
             pipeline = PipelineProcess(
                 ["run", "--vars", f"{{stream_trigger: '{trigger}'}}"], env,
                 logs / f"run-{number:02d}.log",
@@ -140,7 +142,7 @@ def _run(args: argparse.Namespace) -> int:
             kind = _kind(moved) if moved else BEFORE_FIRST_BATCH
             moments[kind] += 1
             where = _describe(moved) if moved else kind
-            maintained = maintained_at_kill(lakehouse, models)
+            maintained = maintained_at_kill(lakehouse, models, run_started)
             if caught or maintained:
                 during_maintenance += 1
                 where += "; during maintenance: " + ", ".join(([caught] if caught else []) + maintained)

@@ -1,6 +1,7 @@
 """Which tables a killed run was maintaining: the service's status file (a served model's state
-`maintaining its table`, written every 2 s) and any table whose log has a VACUUM begun and not
-ended (the kill came while it deleted files)."""
+`maintaining its table`, written every 2 s), if the killed run wrote it (a run killed before its
+first write leaves the one of the run before), and any table whose log has a VACUUM begun and
+not ended (the kill came while it deleted files)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,12 @@ from python_runners.testing.chaos.stream_state import ModelPaths
 MAINTAINING = "maintaining its table"
 
 
-def maintained_at_kill(lakehouse: Lakehouse, models: Sequence[ModelPaths]) -> list[str]:
+def maintained_at_kill(lakehouse: Lakehouse, models: Sequence[ModelPaths], run_started: float) -> list[str]:
+    """`run_started`: when the killed run started (time.time())."""
     found = set()
-    status = status_file.read(lakehouse) or {}
+    path = status_file.status_path(lakehouse)
+    written_by_the_run = path.exists() and path.stat().st_mtime >= run_started
+    status = (status_file.read(lakehouse) or {}) if written_by_the_run else {}
     for query in status.get("queries", []):
         if query.get("state") == MAINTAINING:
             found.add(str(query.get("name")))

@@ -145,7 +145,8 @@ def _run(args: argparse.Namespace) -> int:
             maintained = maintained_at_kill(lakehouse, models, run_started)
             if caught or maintained:
                 during_maintenance += 1
-                where += "; during maintenance: " + ", ".join(([caught] if caught else []) + maintained)
+                also = [table for table in maintained if not (caught and caught.endswith(f" of {table}"))]
+                where += "; during maintenance: " + ", ".join(([caught] if caught else []) + also)
             say(f"chaos: kill {number}/{args.kills} {moment.description} ({seconds:.1f} s in, "
                 f"trigger {trigger}): {where}")
     finally:

@@ -10,7 +10,6 @@ from typing import Any, Mapping, Sequence
 
 from pyspark.sql import SparkSession
 
-from dbt_spark_streaming.config.maintenance import Maintenance
 from dbt_spark_streaming.config.model import read_model_config
 from dbt_spark_streaming.delta import tables as delta_tables
 from dbt_spark_streaming.errors import StreamingModelError, root_cause
@@ -43,7 +42,7 @@ def maintain_models(spark: SparkSession, models: Sequence[tuple[Mapping[str, Any
     progress = progress_table.table_name()
     if with_progress_table and spark.catalog.tableExists(progress):
         try:
-            upkeep = Upkeep(progress, progress, delta_tables.location(spark, progress), Maintenance())
+            upkeep = Upkeep.unowned(progress, delta_tables.location(spark, progress))
             said.append(maintain(spark, upkeep, readers, compact_at=COMPACT_AT_FILES).said())
         except Exception as error:
             failed.append(progress)

@@ -59,6 +59,11 @@ class Upkeep:
         return cls(config.model, table, location, config.maintenance,
                    config.checkpoint, getattr(config, "rollback_seconds", 0.0))
 
+    @classmethod
+    def unowned(cls, table: str, location: str) -> "Upkeep":
+        """A table no model owns (the progress table): the default settings, no redeploy."""
+        return cls(table, table, location, Maintenance())
+
 
 @dataclass(frozen=True)
 class Reader:

@@ -17,7 +17,6 @@ from typing import Callable
 
 from pyspark.sql import SparkSession
 
-from dbt_spark_streaming.config.maintenance import Maintenance
 from dbt_spark_streaming.errors import root_cause
 from dbt_spark_streaming.lakehouse import Lakehouse
 from dbt_spark_streaming.lifecycle.maintenance import Upkeep, maintain, reader_positions
@@ -43,7 +42,7 @@ class ProgressKeeper:
         self._every = every_seconds
         self._compact_at = compact_at()
         name = progress_table.table_name()
-        self._schedule = UpkeepSchedule(Upkeep(name, name, progress_table.table_location(lakehouse), Maintenance()),
+        self._schedule = UpkeepSchedule(Upkeep.unowned(name, progress_table.table_location(lakehouse)),
                                         check_every_runs=max(1, self._compact_at // 4),
                                         vacuum_every=vacuum_every_seconds())
         self._stopping = threading.Event()

@@ -25,9 +25,11 @@ a room imports only rooms below it here, and the modules above the rooms from an
     sources/     streaming sources as temp views
     progress/    batch progress: live view, progress table, status file, the service's own time
     delta/       Delta tables, their log and properties, catalog, constraints
+    driver/      the warm driver: a process's running JVM that dbt commands attach to
+                 (host.py), and a command's side of it (attach.py)
     jvm/         the JVM's handles that are not Delta's: Hadoop files, query plans, a
-                 checkpoint's logs, MemoryStream; with delta/ and session.py, the only modules
-                 that use py4j (`_jvm`, `_jsparkSession`, `_jdf`)
+                 checkpoint's logs, MemoryStream; with delta/, driver/ and session.py, the only
+                 modules that use py4j (`_jvm`, `_jsparkSession`, `_jdf`)
     config/      a model's settings, read and checked without Spark: a new setting is a field of
                  its materialisation's config and a line in config/settings.py; a new
                  materialisation a line in config/materializations.py

@@ -11,6 +11,7 @@ project's folder (or given --project-dir), with dbt's --profiles-dir, --target a
     dbt-spark-streaming reset-checkpoint --select MODEL --from-now|--from-version N|--from-timestamp T|--from-offsets JSON
     dbt-spark-streaming rollback --select MODEL
     dbt-spark-streaming maintain [--select MODEL ...]
+    dbt-spark-streaming driver start|status|stop [--idle-minutes M]
 
 `init` writes the root-project macros (ref, source, get_fixture_sql; project_macros/) into the
 project's macros/spark_streaming/. dbt takes overrides of ref() and source() from the root
@@ -26,7 +27,8 @@ The product's operations live in commands/: `serve` catches every streaming mode
 it until `stop` (commands/service.py); `status` and `stop` find the service through the profile
 target's lakehouse without starting Spark; `report` charts the progress table (commands/report.py,
 the `report` extra); `reset-checkpoint`, `rollback` and `maintain` are dbt run-operations
-(commands/operations.py).
+(commands/operations.py); `driver` keeps a warm Spark driver that dbt commands attach to
+(commands/driver.py).
 """
 
 from __future__ import annotations
@@ -85,11 +87,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     init.add_argument("--project-dir", type=Path, default=Path.cwd())
     commands.add_parser("lint", help="what a streaming model cannot run, from its SQL", add_help=False)
     commands.add_parser("jars", help="fetch Spark's jars into the user's cache, if not there yet")
-    from dbt_spark_streaming.commands import operations, report, service
+    from dbt_spark_streaming.commands import driver, operations, report, service
 
     for name, help in (("serve", service.SERVE_HELP), ("status", service.STATUS_HELP), ("stop", service.STOP_HELP),
                        ("report", report.HELP), ("reset-checkpoint", operations.RESET_HELP),
-                       ("rollback", operations.ROLLBACK_HELP), ("maintain", operations.MAINTAIN_HELP)):
+                       ("rollback", operations.ROLLBACK_HELP), ("maintain", operations.MAINTAIN_HELP),
+                       ("driver", driver.HELP)):
         commands.add_parser(name, help=help, add_help=False)  # each parses its own options
     if argv is None:
         argv = sys.argv[1:]
@@ -99,6 +102,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         return lint(argv[1:])
     if argv[:1] in (["serve"], ["status"], ["stop"]):
         return service.main(argv[0], argv[1:])
+    if argv[:1] == ["driver"]:
+        return driver.main(argv[1:])
     if argv[:1] == ["report"]:
         return report.main(argv[1:])
     if argv[:1] in (["reset-checkpoint"], ["rollback"], ["maintain"]):

@@ -259,6 +259,13 @@ def explain(model: str, error: BaseException) -> StreamingModelError:
         )
     if "DELTA_SOURCE_TABLE_IGNORE_CHANGES" in text or "DELTA_SOURCE_IGNORE_DELETE" in text:
         return StreamingModelError(f"{streams_changing_table(model)}\nDelta said: {first_line[:400]}")
+    if "another query with same id is already active" in text:
+        return StreamingModelError(
+            f"Model {model}: its query runs already, from the same checkpoint, in the warm driver "
+            f"this command attached to (the service serves it on a processing-time trigger, or "
+            f"another command runs it). The running query keeps the table current; to run the "
+            f"model yourself, stop the service first (`dbt-spark-streaming stop`)."
+        )
     if "Queries without streaming sources" in text:
         return StreamingModelError(
             f"Model {model} is a streaming_table but reads no stream. Read at least one input "

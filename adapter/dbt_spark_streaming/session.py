@@ -18,8 +18,9 @@ import os
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Mapping, Optional
+from typing import Callable, Iterator, Mapping, Optional
 
 from pyspark.logger import PySparkLogger
 from pyspark.sql import SparkSession
@@ -31,6 +32,8 @@ from dbt_spark_streaming.jvm_options import java_options
 from dbt_spark_streaming.lakehouse import Lakehouse
 from dbt_spark_streaming.metastore import configured_url, derby_java_options, driver_jars, metastore_conf
 from dbt_spark_streaming.config.maintenance import SMALL_FILE_BYTES
+from dbt_spark_streaming.driver import attach
+from dbt_spark_streaming.driver.driver_file import DriverRecord
 from dbt_spark_streaming.errors import StreamingModelError
 
 DEFAULT_MASTER = "local[*]"
@@ -40,6 +43,10 @@ LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
 # Building again through the builder would re-apply settings to the running session.
 _session: Optional[SparkSession] = None
 _lakehouse: Optional[Lakehouse] = None
+# The warm driver this process's session runs on (driver/attach.py), if it attached to one.
+_attached: Optional[DriverRecord] = None
+# The settings this process's JVM started with, when it started one (a warm driver publishes them).
+_conf: dict[str, str] = {}
 # How long building the session (starting the JVM) took in this process; benchmarks report it apart.
 startup_seconds: Optional[float] = None
 # One build at a time: a build started in the background (start_in_background) and dbt's first
@@ -120,6 +127,10 @@ def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str]
         # nearly all empty): 63 s a VACUUM of a 30-file table on 2 busy cores, against 6 s at 4
         # (the soak's stall after its first maintenance round; docs/BENCHMARKS.md section 7).
         "spark.sql.sources.parallelPartitionDiscovery.parallelism": shuffle_partitions,
+        # A query started on a checkpoint that another query of the JVM runs is refused (Spark's
+        # default stops the running one): with commands attached to a warm driver (driver/), the
+        # other may be the service's.
+        "spark.sql.streaming.stopActiveRunOnRestart": "false",
         # Spark keeps the last 1,000 jobs, stages and SQL executions (each with its plan) for its
         # UI even with the UI off: an always-on service's memory would grow until it held them
         # all. Nothing here reads them.
@@ -180,23 +191,33 @@ def _build(
     extra_conf: Optional[Mapping[str, str]],
     metastore_url: Optional[str],
 ) -> None:
-    global _session, _lakehouse, startup_seconds
+    global _session, _lakehouse, _attached, _conf, startup_seconds
     lakehouse = lakehouse or Lakehouse.from_env()
     metastore_url = configured_url(metastore_url)
-    if not metastore_url:
-        take_run_lock(lakehouse)
-        if "://" not in lakehouse.metastore:
-            os.makedirs(lakehouse.metastore, exist_ok=True)
     conf = session_conf(
         lakehouse, master or os.environ.get("SPARK_MASTER", DEFAULT_MASTER), metastore_url
     )
     conf.update(extra_conf or {})
+    attached = attach.try_attach(lakehouse.root, conf, note=_say)
+    if attached is not None:
+        _session, _lakehouse, _attached = attached.session, lakehouse, attached.driver
+        startup_seconds = attached.seconds
+        _say(f"Attached to the warm driver of {lakehouse.root} ({_driver_said(attached.driver)}) "
+             f"in {attached.seconds:.2f} s: no JVM started (DBT_SPARK_STREAMING_ATTACH=0 starts one).")
+        _query_errors_to_file(Path(spark_log_path(lakehouse)).with_name("pyspark.log"))
+        _java_errors_through_callbacks(_session)
+        return
+    if not metastore_url:
+        take_run_lock(lakehouse)
+        if "://" not in lakehouse.metastore:
+            os.makedirs(lakehouse.metastore, exist_ok=True)
     builder = SparkSession.builder
     for key, value in conf.items():
         builder = builder.config(key, value)
     started = time.perf_counter()
     _session = _started(builder.enableHiveSupport(), conf)
     startup_seconds = time.perf_counter() - started
+    _conf = dict(conf)
     _session.sparkContext.setLogLevel(os.environ.get("SPARK_LOG_LEVEL", "ERROR"))
     _query_errors_to_file(Path(spark_log_path(lakehouse)).with_name("pyspark.log"))
     _java_errors_through_callbacks(_session)
@@ -252,16 +273,48 @@ def session_key(spark: SparkSession) -> int:
     return id(spark._jsparkSession)
 
 
+@contextmanager
+def claim_model(model: str) -> Iterator[bool]:
+    """A served run of the model: True while the block runs if no command attached to this
+    process's warm driver writes it (run_lock.model_claim)."""
+    with run_lock.model_claim((_lakehouse or Lakehouse.from_env()).root, _model_key(model)) as claimed:
+        yield claimed
+
+
+def model_holder(model: str) -> str:
+    """Who holds the model's lock: 'process 123 (`dbt run ...`)'."""
+    return run_lock.holder_said(run_lock.holder_of_model((_lakehouse or Lakehouse.from_env()).root,
+                                                         _model_key(model)))
+
+
+def _model_key(model: str) -> str:
+    """A model's lock is its target's: dev's run of a model does not wait on production's."""
+    target = (_lakehouse or Lakehouse.from_env()).target
+    return f"{target}.{model}" if target else model
+
+
 def claim_lakehouse_for(model: str) -> None:
-    """Before a model writes: the run lock, so no other process writes the same checkpoints."""
+    """Before a model writes: the run lock, so no other process writes the same checkpoints;
+    attached to a warm driver, whose process holds that lock, the model's own."""
     try:
-        take_run_lock()
+        if _attached is not None:
+            root = (_lakehouse or Lakehouse.from_env()).root
+            run_lock.hold_model(root, _model_key(model), note=lambda said: _say(f"Model {model}: {said}."))
+        else:
+            take_run_lock()
     except run_lock.LakehouseBusyError as busy:
         raise StreamingModelError(f"Model {model}: {busy}") from None
 
 
 def take_run_lock(lakehouse: Optional[Lakehouse] = None) -> None:
     """This process's claim on the lakehouse (a no-op once held); raises LakehouseBusyError."""
+    if _attached is not None:
+        raise run_lock.LakehouseBusyError(
+            f"This needs the lakehouse {_attached.lakehouse} to itself, and the warm driver "
+            f"({_driver_said(_attached)}) holds it. "
+            + ("The service maintains the tables it serves itself; stop it (`dbt-spark-streaming "
+               "stop`) to run this." if _attached.kind == "service" else
+               "Stop it (`dbt-spark-streaming driver stop`) and run this again."))
     previous = run_lock.acquire((lakehouse or _lakehouse or Lakehouse.from_env()).root)
     if previous:
         print(
@@ -269,6 +322,24 @@ def take_run_lock(lakehouse: Optional[Lakehouse] = None) -> None:
             "ended without releasing the lakehouse; its lock was stale and is taken over.",
             file=sys.stderr,
         )
+
+
+def started_conf() -> dict[str, str]:
+    """The settings this process's JVM started with ({} when it attached to a warm driver)."""
+    return dict(_conf)
+
+
+def attached_driver() -> Optional[DriverRecord]:
+    """The warm driver this process's session runs on, if it attached to one."""
+    return _attached
+
+
+def _driver_said(driver: DriverRecord) -> str:
+    return f"the service, process {driver.pid}" if driver.kind == "service" else f"process {driver.pid}"
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def _make_active_in_this_thread(spark: SparkSession) -> None:

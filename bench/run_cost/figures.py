@@ -19,10 +19,15 @@ TARGETS = {
     "recompute_over_incremental@10M": (">=", 10.0),
     "first_run_over_table": ("<=", 1.2),
     "dbt_over_handwritten": ("<=", 1.15),
+    # attached to a warm driver (bench/run_cost/attached.py)
+    "noop_attached_over_plain_start": ("<=", 0.5),
+    "one_pct_attached_over_noop_attached": ("<=", 1.3),
+    "show_attached_s": ("<=", 5.0),
+    "driver_rss_200_over_10": ("<=", 1.2),
 }
 NOOP_PHASES = {  # key in each run's split -> what the phase is
     "imports_s": "Python start and imports",
-    "session_s": "Spark session start (JVM)",
+    "session_s": "Spark session start (JVM), or attaching to the warm driver",
     "dbt_other_s": "dbt parse, compile and the rest of dbt",
     "models_s": "models' execution",
     "hooks_s": "on-run-end hooks",
@@ -73,7 +78,25 @@ def figures(result: dict) -> dict[str, float | None]:
         found["first_run_over_table"] = first["streaming"] / first["table"]
     if result.get("overhead"):
         found["dbt_over_handwritten"] = overhead_summary(result["overhead"])["dbt_over_handwritten"]
+    found.update(attached_figures(result))
     return found
+
+
+def attached_figures(result: dict) -> dict[str, float]:
+    attached = (result.get("noop") or {}).get("attached")
+    if not attached:
+        return {}
+    # the 1% side's landing is not the run's (as one_pct_over_noop, fixed_cost.py)
+    wall = {side: median(run["wall_s"] - run.get("land_s", 0.0) for run in runs)
+            for side, runs in attached["runs"].items()}
+    plain = median(run["wall_s"] for run in result["noop"]["runs"]["plain_start"])
+    mb = {int(runs): value for runs, value in attached["memory"]["mb"].items()}
+    return {
+        "noop_attached_over_plain_start": wall["noop_attached"] / plain,
+        "one_pct_attached_over_noop_attached": wall["one_pct_attached"] / wall["noop_three_attached"],
+        "show_attached_s": attached["show"]["show_attached_s"],
+        "driver_rss_200_over_10": mb[max(mb)] / mb[min(mb)],
+    }
 
 
 def _ratio(value: float | None) -> str:
@@ -86,7 +109,11 @@ def summary_line(found: dict[str, float | None]) -> str:
         f"recompute_over_incremental={_ratio(found['recompute_over_incremental@1M'])}@1M "
         f"{_ratio(found['recompute_over_incremental@10M'])}@10M "
         f"first_run_over_table={_ratio(found['first_run_over_table'])} "
-        f"dbt_over_handwritten={_ratio(found['dbt_over_handwritten'])}"
+        f"dbt_over_handwritten={_ratio(found['dbt_over_handwritten'])} "
+        f"noop_attached_over_plain_start={_ratio(found['noop_attached_over_plain_start'])} "
+        f"one_pct_attached_over_noop_attached={_ratio(found['one_pct_attached_over_noop_attached'])} "
+        f"show_attached_s={_ratio(found['show_attached_s'])} "
+        f"driver_rss_200_over_10={_ratio(found['driver_rss_200_over_10'])}"
     )
 
 
@@ -117,6 +144,8 @@ def holder(figure: str, result: dict) -> str:
             excess[f"{NOOP_PHASES['models_s']} (slowest {slowest} {run['models'][slowest]:.1f} s)"] = \
                 excess.pop(NOOP_PHASES["models_s"])
         return ("the no-op run's phases beyond the bare start's: " + larger_phases(excess))
+    if figure in ATTACHED_SIDES:
+        return attached_holder(figure, result)
     if figure.startswith("recompute_over_incremental@"):
         row = next(row for row in recompute_rows(result["recompute"])
                    if size_label(row["history"]) == figure.split("@")[1])
@@ -144,6 +173,32 @@ def holder(figure: str, result: dict) -> str:
     dbt, handwritten = split(sides["dbt"]), split(sides["handwritten"])
     return "dbt's phases beyond the hand-written job's: " + larger_phases(
         {name: seconds - handwritten[name] for name, seconds in dbt.items()})
+
+
+# figure -> (its slow side, the side it is held against; None: a figure of its own)
+ATTACHED_SIDES = {
+    "noop_attached_over_plain_start": ("noop_attached", None),
+    "one_pct_attached_over_noop_attached": ("one_pct_attached", "noop_three_attached"),
+    "show_attached_s": (None, None),
+    "driver_rss_200_over_10": (None, None),
+}
+
+
+def attached_holder(figure: str, result: dict) -> str:
+    attached = result["noop"]["attached"]
+    slow, against = ATTACHED_SIDES[figure]
+    if slow is None:
+        if figure == "show_attached_s":
+            return f"`dbt show`'s wall times: {', '.join(f'{s:.1f} s' for s in attached['show']['walls_s'])}"
+        return f"the driver's memory after attached runs: {attached['memory']['mb']} MB"
+    walls = {side: median(run["wall_s"] for run in runs) for side, runs in attached["runs"].items()}
+    phases = medians(noop_phases(run, run["wall_s"]) for run in attached["runs"][slow])
+    named = {NOOP_PHASES[key]: seconds for key, seconds in phases.items()}
+    if against is None:
+        return f"the attached no-op's {walls[slow]:.1f} s: " + larger_phases(named)
+    base = medians(noop_phases(run, run["wall_s"]) for run in attached["runs"][against])
+    return "the attached 1% run's phases beyond the attached no-op's: " + larger_phases(
+        {NOOP_PHASES[key]: seconds - base.get(key, 0.0) for key, seconds in phases.items()})
 
 
 def target_lines(result: dict) -> list[str]:

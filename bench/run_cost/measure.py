@@ -9,6 +9,9 @@
 - 1% new: on the same lakehouse, 1,000,000 recordings of history landed and run once through
   bronze_recordings -> silver_recordings -> device_counts (complete), then a fresh `dbt run` of
   those three with 10,000 new against a fresh one with nothing new, alternating.
+- attached: the no-op and 1% runs again, attached to a warm driver on the same lakehouse, the
+  driver's memory over 200 attached runs, and `dbt show` while the service serves
+  (bench/run_cost/attached.py).
 - cdc: `python -m bench.cdc` with 1,000 changes per batch into 1,000,000 keys.
 - 1% new and first run over history: part 1's results (bench/recompute/).
 - dbt vs hand-written: part 2's results (bench/overhead/).
@@ -23,6 +26,7 @@ from typing import Callable
 from bench.harness.child_process import alternating_pairs, child_run, module_command, run_child, timed_child
 from bench.harness.fresh_lakehouse import empty_folder
 from bench.harness.run import Run
+from bench.run_cost.attached import measure_attached
 from dbt_spark_streaming.jvm_options import SHARING_VARIABLE
 from python_runners.testing.separate_lakehouse import separate_lakehouse_env
 
@@ -36,9 +40,10 @@ HISTORY_ROWS, NEW_ROWS = 1_000_000, 10_000
 # The 1% runs: JSON files -> bronze -> silver -> a complete-mode gold, as a user would run one path.
 THREE_MODELS = ["bronze_recordings", "silver_recordings", "device_counts"]
 CDC_KEYS, CDC_CHANGES = 1_000_000, 1_000
+ATTACHED_MEMORY_RUNS = 200  # the warm driver's memory after this many attached runs (against 10)
 
 
-def measure_noop(pairs: int, log_dir: Path) -> dict:
+def measure_noop(pairs: int, log_dir: Path, memory_runs: int = ATTACHED_MEMORY_RUNS) -> dict:
     lakehouse, target = empty_folder("run_cost_noop"), empty_folder("run_cost_noop_target")
     env = separate_lakehouse_env(lakehouse)
     setup_s = run_child(module_command([NOOP_RUN, "--setup", "--target-path", str(target)]),
@@ -53,7 +58,13 @@ def measure_noop(pairs: int, log_dir: Path) -> dict:
 
     runs = alternating_pairs(NOOP_SIDES, pairs, "no-op pair", run_side)
     one_pct = measure_one_pct(pairs, log_dir, env, target)
-    return {"pairs": pairs, "setup_s": setup_s, "runs": runs, "one_pct": one_pct}
+    three = ["--target-path", str(target), "--select", *THREE_MODELS]
+    attached = measure_attached(pairs, memory_runs, log_dir, env, target, {
+        "noop_attached": ["--target-path", str(target), "--select", *STREAMING_MODELS],
+        "one_pct_attached": [*three, "--land-recordings", str(NEW_ROWS)],
+        "noop_three_attached": three,
+    })
+    return {"pairs": pairs, "setup_s": setup_s, "runs": runs, "one_pct": one_pct, "attached": attached}
 
 
 def measure_one_pct(pairs: int, log_dir: Path, env: dict, target: Path) -> dict:

@@ -77,10 +77,12 @@ IMPORT_RULES: tuple[ImportRule, ...] = (
 )
 
 HANDLE_RULES: tuple[HandleRule, ...] = (
-    HandleRule(("_jvm", "_jsparkSession", "_jdf", "_jsc"), (f"{RT}.jvm", f"{RT}.delta", f"{RT}.session"),
+    HandleRule(("_jvm", "_jsparkSession", "_jdf", "_jsc"),
+               (f"{RT}.jvm", f"{RT}.delta", f"{RT}.session", f"{RT}.driver"),
                "the JVM boundary is two rooms: what the runtime asks of the JVM is a named function "
                "in runtime/jvm/ (files, plans, checkpoints) or runtime/delta/ (Delta tables); the "
-               "session's own handles stay in runtime/session.py"),
+               "session's own handles stay in runtime/session.py, and the warm driver's, which "
+               "hands sessions of its JVM to other processes, in runtime/driver/"),
 )
 
 # The runtime's root: the face and what every room uses. Any other module lives in a room.

@@ -64,7 +64,8 @@ def test_figures_and_the_summary_line_with_a_dash_for_what_was_not_measured():
     assert found["dbt_over_handwritten"] == 1.2
     assert summary_line(found) == (
         "bench run-cost: noop_over_start=2.50 recompute_over_incremental=2.00@1M -@10M "
-        "first_run_over_table=3.00 dbt_over_handwritten=1.20"
+        "first_run_over_table=3.00 dbt_over_handwritten=1.20 noop_attached_over_plain_start=- "
+        "one_pct_attached_over_noop_attached=- show_attached_s=- driver_rss_200_over_10=-"
     )
 
 
@@ -78,8 +79,9 @@ def test_the_noop_phases_add_up_to_the_wall_time():
 
 def test_each_target_met_or_not_and_which_phase_holds_it():
     lines = target_lines(RESULT)
-    assert len(lines) == 5
-    noop, at_1m, at_10m, first_run, overhead = lines
+    assert len(lines) == 9
+    noop, at_1m, at_10m, first_run, overhead = lines[:5]
+    assert all(line.endswith("not measured in this run (quick mode)") for line in lines[5:])
     assert "NOT met" in noop and "models' execution (slowest bronze 20.0 s) 21.0 s" in noop
     # dbt's own 3.5 s hold the metastore client's start, which the bare side's `show tables` took (2 s)
     assert "rest of dbt, beyond the metastore client's start (B's `show tables`) that its first " \
@@ -146,3 +148,28 @@ def test_the_fixed_cost_figures_line_and_what_holds_each_missed_target():
     assert "models_s 28.5 s vs 2.0 s" in lines["one_pct_over_noop"]
     section = run_cost_section(result)
     assert "### Fixed cost" in section and "| C: plain PySpark session + `show tables` | 22.0 s | 5.0 s |" in section
+
+
+def test_the_attached_figures_and_what_holds_a_missed_one():
+    def attached(wall_s: float, session_s: float, land_s: float = 0.0, bronze_s: float = 1.0) -> dict:
+        run = {**noop_run(wall_s, bronze_s), "session_s": session_s, "land_s": land_s}
+        return {**run, "dbt_s": run["dbt_s"] - land_s}
+
+    result = with_fixed_cost()
+    result["noop"]["attached"] = {
+        "driver_start_s": 20.0,
+        "runs": {"noop_attached": [attached(9.0, 0.2), attached(10.0, 0.3), attached(12.0, 0.2)],
+                 "one_pct_attached": [attached(16.0, 0.2, 1.0, 6.0), attached(17.0, 0.2, 1.0, 7.0)],
+                 "noop_three_attached": [attached(10.0, 0.2), attached(10.0, 0.2)]},
+        "memory": {"runs": 200, "mb": {"10": 1000.0, "200": 1100.0}, "median_run_s": 5.0},
+        "show": {"walls_s": [4.0, 4.5, 6.0], "show_attached_s": 4.5},
+    }
+    found = figures(result)
+    assert found["noop_attached_over_plain_start"] == 10.0 / 22.0
+    assert found["one_pct_attached_over_noop_attached"] == 15.5 / 10.0  # landing not counted
+    assert (found["show_attached_s"], found["driver_rss_200_over_10"]) == (4.5, 1.1)
+    lines = {line.split()[2]: line for line in target_lines(result)}
+    assert lines["noop_attached_over_plain_start"].endswith("met")
+    assert "NOT met; held by the attached 1% run's phases beyond the attached no-op's: " \
+           "models' execution 5.5 s" in lines["one_pct_attached_over_noop_attached"]
+    assert lines["show_attached_s"].endswith("met") and lines["driver_rss_200_over_10"].endswith("met")

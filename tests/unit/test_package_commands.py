@@ -138,6 +138,33 @@ def test_status_and_stop_of_a_lakehouse_where_nothing_served(tmp_path, capsys):
     assert "has no dbt_project.yml" in capsys.readouterr().err
 
 
+def test_the_warm_driver_starts_with_what_the_targets_sessions_start_with(tmp_path):
+    folder = dbt_project(tmp_path / "p", PROFILES.replace("      lakehouse_dir: /srv/lakehouse\n", (
+        "      lakehouse_dir: /srv/lakehouse\n"
+        "      master: \"{{ env_var('SPARK_URL', 'local[2]') }}\"\n"
+        "      metastore_url: jdbc:postgresql://127.0.0.1/hive\n"
+        "      server_side_parameters:\n"
+        "        spark.sql.shuffle.partitions: \"{{ var('partitions', 8) }}\"\n")))
+    home = tmp_path / "home"
+
+    shared = project.profile_target(DbtOptions(target="shared", vars="{partitions: 2}"), {}, folder, home)
+    assert (shared.master, shared.metastore_url) == ("local[2]", "jdbc:postgresql://127.0.0.1/hive")
+    assert shared.server_side_parameters == {"spark.sql.shuffle.partitions": "2"}
+    dev = project.profile_target(DbtOptions(), {}, folder, home)
+    assert (dev.master, dev.metastore_url, dev.server_side_parameters) == (None, None, {})
+
+
+def test_driver_status_and_stop_where_none_runs(tmp_path, capsys):
+    folder = dbt_project(tmp_path / "p")
+    options = ["--project-dir", str(folder), "--profiles-dir", str(folder)]
+
+    assert command_line.main(["driver", "status", *options]) == 1
+    assert f"No warm driver runs for {folder / '.lakehouse-dev'}" in capsys.readouterr().out
+    assert command_line.main(["driver", "stop", *options]) == 0
+    assert command_line.main(["driver", "start", *options, "--idle-minutes", "0"]) == 2
+    assert "give a number of minutes above 0" in capsys.readouterr().err
+
+
 def test_the_report_reads_the_targets_progress_table_and_needs_matplotlib(monkeypatch):
     target = project.ProfileTarget("streams", "prod", None, "analytics")
     assert report.progress_table_name(target, {}) == "analytics._stream_progress"
@@ -154,7 +181,8 @@ def test_help_lists_every_command_with_one_line(capsys):
     with pytest.raises(SystemExit):
         command_line.main(["--help"])
     said = capsys.readouterr().out
-    for command in ("init", "lint", "jars", "serve", "status", "stop", "report", "reset-checkpoint", "rollback"):
+    for command in ("init", "lint", "jars", "serve", "status", "stop", "report", "reset-checkpoint", "rollback",
+                    "driver"):
         assert f"    {command} " in said
 
 

@@ -4,8 +4,9 @@ but without importing dbt or starting Spark, so that `status` and `stop` answer 
 dbt's options and their defaults: --project-dir (else DBT_PROJECT_DIR, else the nearest folder
 from here up with a dbt_project.yml), --profiles-dir (else DBT_PROFILES_DIR, else this folder
 when it has a profiles.yml, else ~/.dbt), --target (else DBT_TARGET, else the profile's
-`target:`), --vars. Of the target only `lakehouse_dir` and `schema` are read, rendered with
-env_var() and var(): what a profile uses to point them somewhere. The lakehouse is then the
+`target:`), --vars. Of the target only `lakehouse_dir`, `schema` and what its session starts
+with (`master`, `metastore_url`, `server_side_parameters`) are read, rendered with env_var() and
+var(): what a profile uses to point them somewhere. The lakehouse is then the
 one `dbt run` uses (connections.py use_lakehouse_of): lakehouse_dir, relative to the project's
 folder; else LAKEHOUSE_DIR; else .lakehouse in the project's folder.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
@@ -49,6 +50,10 @@ class ProfileTarget:
     name: str
     lakehouse_dir: Optional[str]
     schema: str
+    # What a session of this target starts with (the warm driver starts its JVM so)
+    master: Optional[str] = None
+    metastore_url: Optional[str] = None
+    server_side_parameters: Mapping[str, str] = field(default_factory=dict)
 
 
 def add_dbt_options(parser: argparse.ArgumentParser) -> None:
@@ -102,8 +107,12 @@ def profile_target(options: DbtOptions, environ: Mapping[str, str] = os.environ,
                            f"{', '.join(outputs) or 'none'}.")
     output = outputs[name]
     lakehouse_dir = render(output.get("lakehouse_dir"))
+    master, metastore_url = render(output.get("master")), render(output.get("metastore_url"))
     return ProfileTarget(profile, name, str(lakehouse_dir) if lakehouse_dir else None,
-                         str(render(output.get("schema") or "default")))
+                         str(render(output.get("schema") or "default")),
+                         str(master) if master else None, str(metastore_url) if metastore_url else None,
+                         {str(key): str(render(value))
+                          for key, value in (output.get("server_side_parameters") or {}).items()})
 
 
 def lakehouse(options: DbtOptions, environ: Mapping[str, str] = os.environ, cwd: Optional[Path] = None,

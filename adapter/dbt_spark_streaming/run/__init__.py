@@ -3,5 +3,5 @@ the steps of a model's run in order (model_run.py), the run's queries and summar
 (streaming_run.py, summary.py), Ctrl-C (interruption.py), and serving the invocation's queries
 until stopped (serving.py).
 
-May import: serve, unit_tests, lifecycle, writes, sources, progress, delta, jvm, config
+May import: serve, driver, unit_tests, lifecycle, writes, sources, progress, delta, jvm, config
 """

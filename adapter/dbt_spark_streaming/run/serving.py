@@ -27,6 +27,7 @@ from typing import IO, Callable, Iterable, Optional
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
+from dbt_spark_streaming.driver.host import host_if_none
 from dbt_spark_streaming.serve import backoff
 from dbt_spark_streaming.run import interruption
 from dbt_spark_streaming.progress import status_file as service_status
@@ -39,6 +40,7 @@ from dbt_spark_streaming.run.model_run import failure
 from dbt_spark_streaming.lakehouse import Lakehouse
 from dbt_spark_streaming.progress.own_time import OwnTime
 from dbt_spark_streaming.errors import StreamingModelError, root_cause
+from dbt_spark_streaming.session import started_conf
 
 POLL_SECONDS = 0.5
 STATUS_SECONDS = 2.0
@@ -103,6 +105,8 @@ def serve_until_stopped(spark: SparkSession, run: StreamingRun, log: Log = print
         + (f"{len(scheduled)} of them run each time an input commits; " if scheduled else "")
         + "press Ctrl-C or send SIGTERM to stop them after their current batch.")
     keeper.start()
+    # dbt commands of this lakehouse attach to the service's JVM while it serves (driver/)
+    host = host_if_none(spark, lakehouse.root, started_conf(), "service", log)
     next_status = time.monotonic()
     poll = min(POLL_SECONDS, DATAFLOW_POLL_SECONDS) if dataflow else POLL_SECONDS
     try:
@@ -124,6 +128,8 @@ def serve_until_stopped(spark: SparkSession, run: StreamingRun, log: Log = print
                 wake.clear()
     finally:
         restore()
+        if host is not None:
+            host.stop()
         if dataflow is not None:
             dataflow.stop(stop_between_batches)
         stop_between_batches(served_query.query for served_query in queries)

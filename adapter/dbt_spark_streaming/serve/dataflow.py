@@ -49,7 +49,7 @@ from dbt_spark_streaming.lifecycle.maintenance import Maintained, Upkeep, mainta
 from dbt_spark_streaming.serve import backoff, input_watches
 from dbt_spark_streaming.serve.environment import whole_number
 from dbt_spark_streaming.serve.upkeep import UpkeepSchedule, compact_at, vacuum_every_seconds
-from dbt_spark_streaming.session import get_or_create_session
+from dbt_spark_streaming.session import claim_model, get_or_create_session, model_holder
 from dbt_spark_streaming.writes.batch_errors import failure
 
 POLL_SECONDS = 0.1
@@ -68,6 +68,8 @@ NO_TARGET_SLACK_SECONDS = 60.0
 # before, just after a look, leaves it unchanged. Each model's checkpoint is checked this often
 # anyway (lifecycle/up_to_date.py, no query unless something is new).
 RECHECK_SECONDS = 60.0
+# A model a command attached to the service writes (driver/) is tried again this often.
+HELD_RETRY_SECONDS = 1.0
 RUN_TIMINGS_KEPT = 250  # the status file carries them every 2 s
 
 # An on_new_data model reading what no watch follows (Kafka) polls instead: this often, or
@@ -123,6 +125,7 @@ class ScheduledModel:
     # start() until the query ended (the last RUN_TIMINGS_KEPT runs; for the latency breakdown).
     run_timings: list = field(default_factory=list, repr=False)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    held_by: Optional[str] = None  # a command attached to the service that writes it now
 
     @property
     def name(self) -> str:
@@ -149,6 +152,8 @@ class ScheduledModel:
             return "running"
         if self.maintaining is not None:
             return "maintaining its table"
+        if self.held_by is not None:
+            return f"waiting: {self.held_by} writes it"
         if self.retry_at is not None:
             retry_in = self.retry_at - time.monotonic()
             if self.set_aside:
@@ -171,6 +176,7 @@ class ScheduledModel:
 class RunResult:
     ran: bool  # a query was started (else the checkpoint had nothing to do)
     batch_due: bool = False  # a stateful model whose watermark moved: one more run, without data
+    held_by: Optional[str] = None  # another process writes the model: who (nothing ran)
 
 
 class Dataflow:
@@ -306,22 +312,31 @@ class Dataflow:
 
     def _run(self, model: ScheduledModel) -> RunResult:
         try:
-            checkpoint = model.write.checkpoint
-            began = time.perf_counter()
-            if up_to_date.nothing_new(self.spark, checkpoint, inputs=model.inputs) is not None:
-                return RunResult(ran=False)
-            checked = time.perf_counter()
-            query = model.start(self.spark)
-            model.query = query
-            started = time.perf_counter()
-            query.awaitTermination()
-            ended = time.perf_counter()
-            model.run_timings = [*model.run_timings[-RUN_TIMINGS_KEPT + 1:],
-                                 (checked - began, started - checked, ended - checked)]
-            return RunResult(ran=True, batch_due=up_to_date.batch_due_without_data(self.spark, checkpoint))
+            with claim_model(model.write.model) as claimed:
+                if not claimed:  # a command attached to this service writes it (driver/)
+                    return RunResult(ran=False, held_by=model_holder(model.write.model))
+                return self._run_claimed(model)
         finally:
             model.query = None
             self.wake.set()
+
+    def _run_claimed(self, model: ScheduledModel) -> RunResult:
+        if model.held_by:
+            self.log(f"{model.write.model}: written by {model.held_by} no longer; served again.")
+            model.held_by = None
+        checkpoint = model.write.checkpoint
+        began = time.perf_counter()
+        if up_to_date.nothing_new(self.spark, checkpoint, inputs=model.inputs) is not None:
+            return RunResult(ran=False)
+        checked = time.perf_counter()
+        query = model.start(self.spark)
+        model.query = query
+        started = time.perf_counter()
+        query.awaitTermination()
+        ended = time.perf_counter()
+        model.run_timings = [*model.run_timings[-RUN_TIMINGS_KEPT + 1:],
+                             (checked - began, started - checked, ended - checked)]
+        return RunResult(ran=True, batch_due=up_to_date.batch_due_without_data(self.spark, checkpoint))
 
     def _finished(self, model: ScheduledModel) -> None:
         future, model.running = model.running, None
@@ -330,6 +345,13 @@ class Dataflow:
         if error is None:
             result = future.result()
             model.failures_in_a_row = 0
+            if result.held_by is not None:
+                model.mark_pending(since or time.time())  # run once the command is done with it
+                model.retry_at = time.monotonic() + HELD_RETRY_SECONDS
+                if model.held_by is None:
+                    self.log(f"{model.write.model}: {result.held_by} writes it; served again once it is done.")
+                model.held_by = result.held_by
+                return
             if not result.ran:
                 model.skipped += 1
                 return

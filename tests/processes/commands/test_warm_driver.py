@@ -17,6 +17,7 @@ from dbt_spark_streaming.lakehouse import Lakehouse
 from python_runners import REPO_ROOT
 from python_runners.demo.data import land_batch, recordings_folder
 from python_runners.ops.dbt_invocation import PROFILES_DIR
+from python_runners.testing import delta_log
 from python_runners.testing.dbt_process import run_dbt_process
 from python_runners.testing.pipeline_process import PipelineProcess
 from python_runners.testing.separate_lakehouse import separate_lakehouse_env
@@ -110,16 +111,21 @@ def test_a_mismatched_driver_is_not_used_and_the_command_says_why(warm, tmp_path
 
 def test_a_client_killed_mid_run_leaves_the_driver_serving_and_the_rerun_exact(spark, warm, tmp_path):
     lakehouse, env = warm
-    batches = [land_batch(recordings_folder(lakehouse), records=400, files=4)]
+    batches = [land_batch(recordings_folder(lakehouse), records=100, files=1)]
+    first = run_dbt_process(["run", *SELECTED], env, tmp_path / "first")
+    assert first.returncode == 0, first.stdout + first.stderr
+
+    batches.append(land_batch(recordings_folder(lakehouse), records=400, files=4))
     bronze = Path(lakehouse.warehouse) / "bronze.db" / "bronze_recordings"
     (tmp_path / "killed").mkdir()
     killed = PipelineProcess(["run", *SELECTED], env, tmp_path / "killed" / "dbt.log")
-    killed.kill_on_delta_commit(bronze, after_version=0, timeout=TIMEOUT)  # bronze's batch written
+    # right after its batch's commit to bronze, before its checkpoint records the batch
+    killed.kill_on_delta_commit(bronze, delta_log.latest_version(bronze), TIMEOUT)
 
     batches.append(land_batch(recordings_folder(lakehouse), records=50, files=1))
     rerun = run_dbt_process(["run", *SELECTED], env, tmp_path / "rerun")
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
-    assert ATTACHED in rerun.stderr  # the same driver, still serving
+    assert ATTACHED in rerun.stderr  # the same driver, serving on
     assert_each_landed_once(spark, lakehouse, batches)
 
 

@@ -20,18 +20,27 @@ SILVER = f"{SCHEMA}.readings"
 GOLD = f"{SCHEMA}.kind_counts"
 ROLLED_SCHEMA = "maint_rolled"  # a checkpoint of its own: the other test's is under maint/
 ROLLED = f"{ROLLED_SCHEMA}.readings"
-NO_RETENTION = "file_retention='0 seconds'"
+NO_RETENTION = "file_retention='0 seconds', log_retention='0 seconds'"
+# a Delta checkpoint every two commits, so that the log has checkpoints to be cut at
+OFTEN_CHECKPOINTED = ", tblproperties={'delta.checkpointInterval': 2}"
 GOLD_SQL = ("{{ config(output_mode='complete', " + NO_RETENTION + ") }}\n"
             "select kind, count(*) as readings from stream({{ ref('readings') }}) group by kind")
 
 
 def silver_sql(select: str = "id, kind", extra: str = "") -> str:
-    return f"{{{{ config({NO_RETENTION}{extra}) }}}}\nselect {select} from stream({INPUT})"
+    return f"{{{{ config({NO_RETENTION}{OFTEN_CHECKPOINTED}{extra}) }}}}\nselect {select} from stream({INPUT})"
+
+
+def log_versions(spark, table: str) -> list[int]:
+    """The versions whose commits the table's _delta_log still holds."""
+    location = spark.sql(f"describe detail {table}").first().location.removeprefix("file:")
+    return sorted(int(path.name.split(".")[0]) for path in Path(location, "_delta_log").glob("*.json")
+                  if path.name.split(".")[0].isdigit())
 
 
 def parquet_files(spark, table: str) -> set[str]:
     location = spark.sql(f"describe detail {table}").first().location.removeprefix("file:")
-    return {str(path) for path in Path(location).rglob("*.parquet")}
+    return {str(path) for path in Path(location).rglob("*.parquet") if "_delta_log" not in path.parts}
 
 
 def live_files(spark, table: str) -> int:
@@ -65,6 +74,7 @@ def test_vacuum_keeps_what_a_stopped_reader_has_not_read_and_it_then_catches_up_
     })
     spark.sql(f"insert into {INPUT} values (1, 'a'), (2, 'b')")
     assert (first := dbt("run", project_dir=str(project))).success, failure_messages(first)
+    gold_at = log_versions(spark, SILVER)[-1] + 1  # the first version of silver gold has not read
     # gold stops; silver goes on, a file per run that gold has not read
     for rows in ("(3, 'a')", "(4, 'c')", "(5, 'a')"):
         spark.sql(f"insert into {INPUT} values {rows}")
@@ -79,6 +89,7 @@ def test_vacuum_keeps_what_a_stopped_reader_has_not_read_and_it_then_catches_up_
     assert live_files(spark, SILVER) == 1
     assert "OPTIMIZE" in operations(spark, SILVER) and "VACUUM END" in operations(spark, SILVER)
     assert unread <= parquet_files(spark, SILVER), "VACUUM deleted files gold has not read"
+    assert log_versions(spark, SILVER)[0] <= gold_at, "the log's trim deleted commits gold has not read"
     progress = os.environ["STREAM_PROGRESS_TABLE"]  # the target's: a file per run; no selection, so compacted too
     assert "OPTIMIZE" in operations(spark, progress) and live_files(spark, progress) == 1
     caught_up = dbt("run", "--select", "kind_counts", project_dir=str(project))
@@ -90,6 +101,7 @@ def test_vacuum_keeps_what_a_stopped_reader_has_not_read_and_it_then_catches_up_
     again = dbt("run-operation", "maintain_tables", "--args", "{select: [readings]}", project_dir=str(project))
     assert again.success, failure_messages(again)
     assert len(parquet_files(spark, SILVER)) == live_files(spark, SILVER) == 1
+    assert log_versions(spark, SILVER)[0] > gold_at  # nothing needs the old history now: cut
     assert sorted(row.id for row in spark.table(SILVER).collect()) == [1, 2, 3, 4, 5]
 
 

@@ -5,8 +5,12 @@
   complete-mode batch or a MERGE) stays on disk for readers of older versions, and how long Delta
   remembers its removal in each checkpoint of the log (`delta.deletedFileRetentionDuration`).
   VACUUM keeps longer what a rollback or a stream not yet caught up still needs.
-- `log_retention`: how long Delta keeps the log's history (`delta.logRetentionDuration`); a
-  rollback within `rollback_window` needs the version before the redeploy, so it is never shorter.
+- `log_retention`: how far back the table's history reaches (time travel, DESCRIBE HISTORY):
+  maintenance deletes older log files (lifecycle/log_history.py), keeping longer what a rollback
+  or a stream not yet caught up still needs. On local and HDFS storage Delta lists the whole log
+  at every snapshot update, so a long history slows every commit of a busy table. Delta's own
+  clean-up (`delta.logRetentionDuration`), which has neither guard, keeps the longer of it and
+  `rollback_window`.
 
 Both go on the table as Delta properties; writing those properties by hand in `tblproperties`
 would go around the checks, so that is refused with the setting to use.
@@ -26,6 +30,9 @@ SETTINGS = ("maintenance", "file_retention", "log_retention")
 # three-hop soak, a batch every few seconds; docs/BENCHMARKS.md, the soak).
 DEFAULT_FILE_RETENTION = "15 minutes"
 DEFAULT_ROLLBACK_WINDOW = "7 days"
+# The soak's busy tables commit every few seconds, four log files a commit: ten minutes of history
+# is about 500 files to list at each snapshot update (docs/BENCHMARKS.md section 7).
+DEFAULT_LOG_RETENTION = "10 minutes"
 # A file at least this big is left as it is by compaction (the session's
 # spark.databricks.delta.optimize.minFileSize): else each compaction of a table that keeps growing
 # rewrites its one big file with the new small ones, and its cost grows with the table.
@@ -43,15 +50,21 @@ class MaintenanceConfigError(ConfigError):
 class Maintenance:
     enabled: bool = True
     file_retention: str = DEFAULT_FILE_RETENTION
-    log_retention: str = DEFAULT_ROLLBACK_WINDOW
+    log_retention: str = DEFAULT_LOG_RETENTION
+    rollback_window: str = DEFAULT_ROLLBACK_WINDOW
 
     @property
     def file_retention_seconds(self) -> float:
         return parse_duration_seconds(self.file_retention) or 0.0
 
+    @property
+    def log_retention_seconds(self) -> float:
+        return parse_duration_seconds(self.log_retention) or 0.0
+
     def table_properties(self) -> dict[str, str]:
+        backstop = max(self.log_retention, self.rollback_window, key=lambda d: parse_duration_seconds(d) or 0.0)
         return {FILE_RETENTION_PROPERTY: f"interval {self.file_retention}",
-                LOG_RETENTION_PROPERTY: f"interval {self.log_retention}"}
+                LOG_RETENTION_PROPERTY: f"interval {backstop}"}
 
     @classmethod
     def from_config(cls, model: str, config: Mapping[str, Any]) -> "Maintenance":
@@ -69,16 +82,9 @@ class Maintenance:
                     f"Model {model}: tblproperties sets {key}; set {setting}={value!r} instead, "
                     "which VACUUM's guards for rollbacks and unread files take into account.")
         file_retention = _duration(model, "file_retention", config.get("file_retention"), DEFAULT_FILE_RETENTION)
-        rollback_window = config.get("rollback_window") or DEFAULT_ROLLBACK_WINDOW
-        log_retention = _duration(model, "log_retention", config.get("log_retention"), str(rollback_window))
-        rollback_seconds = parse_duration_seconds(rollback_window)
-        if rollback_seconds is not None and parse_duration_seconds(log_retention) < rollback_seconds:
-            raise MaintenanceConfigError(
-                f"Model {model}: log_retention {log_retention!r} is shorter than its rollback_window "
-                f"{rollback_window!r}. A rollback restores the table's version from before its last "
-                "redeploy, which needs Delta's log of that version for the whole window. Give "
-                f"log_retention={rollback_window!r} or longer, or a shorter rollback_window.")
-        return cls(enabled, file_retention, log_retention)
+        log_retention = _duration(model, "log_retention", config.get("log_retention"), DEFAULT_LOG_RETENTION)
+        rollback_window = str(config.get("rollback_window") or DEFAULT_ROLLBACK_WINDOW)
+        return cls(enabled, file_retention, log_retention, rollback_window)
 
 
 def _duration(model: str, setting: str, value: Any, default: str) -> str:

@@ -146,8 +146,10 @@ DESCRIPTIONS: Mapping[str, Description] = {
         "long Delta's checkpoints remember its removal; VACUUM keeps longer what a rollback or an "
         "unread stream needs", f"`'{maintenance.DEFAULT_FILE_RETENTION}'`"),
     "log_retention": Description(
-        "how long Delta keeps the table's history (`delta.logRetentionDuration`); never shorter "
-        "than `rollback_window`", "the `rollback_window`"),
+        "how far back the table's history reaches (time travel, DESCRIBE HISTORY): maintenance "
+        "deletes older log files unless a rollback inside `rollback_window` or a stream not yet "
+        "caught up needs them; a longer history slows each commit on local and HDFS storage",
+        "`'10 minutes'`"),
     # cdc_table's change feed (config/cdc.py); names after Lakeflow's AUTO CDC
     "keys": Description("a column or list of columns identifying a row of the described table",
                         "required"),

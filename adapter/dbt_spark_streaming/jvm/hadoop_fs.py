@@ -62,6 +62,19 @@ def delete(spark: SparkSession, location: str) -> None:
         fs.delete(path, True)
 
 
+def delete_names(spark: SparkSession, folder: str, names: list[str]) -> None:
+    """Delete these files of a folder, in the order given (a local folder without the JVM)."""
+    local = _local(spark, folder)
+    for name in names:
+        if local is not None:
+            try:
+                os.remove(os.path.join(local, name))
+            except FileNotFoundError:
+                pass
+        else:
+            delete(spark, f"{folder.rstrip('/')}/{name}")
+
+
 def read_text(spark: SparkSession, location: str) -> str:
     local = _local(spark, location)
     if local is not None:  # one open() instead of five calls through Py4J

@@ -33,7 +33,7 @@ from dbt_spark_streaming.delta import tables as delta_tables
 from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.jvm.checkpoint_log import COMMITS, OFFSETS, entry, last_batch
 from dbt_spark_streaming.lakehouse import Lakehouse
-from dbt_spark_streaming.lifecycle import redeploy
+from dbt_spark_streaming.lifecycle import log_history, redeploy
 from dbt_spark_streaming.lifecycle.upstream import positions_in_offsets
 
 COMPACT_AT_FILES = 50
@@ -81,6 +81,7 @@ class Maintained:
     model: str
     compacted: Optional[tuple[int, int]] = None  # (files removed, files added)
     vacuumed_hours: Optional[float] = None
+    log_files_deleted: int = 0
     held: list[str] = field(default_factory=list)  # why VACUUM kept more, or did not run
 
     def said(self) -> str:
@@ -95,8 +96,8 @@ class Maintained:
 
 def maintain(spark: SparkSession, upkeep: Upkeep, readers: dict[str, list[Reader]],
              compact_at: int = COMPACT_AT_FILES, vacuum: bool = True) -> Maintained:
-    """One pass over the table: its retention properties, compaction if due, VACUUM (guarded).
-    `readers`: reader_positions() of the lakehouse."""
+    """One pass over the table: its retention properties, compaction if due, its log's history
+    trimmed and VACUUM (guarded). `readers`: reader_positions() of the lakehouse."""
     done = Maintained(upkeep.model)
     if not upkeep.maintenance.enabled:
         done.held.append("maintenance is false: left as it is")
@@ -106,11 +107,13 @@ def maintain(spark: SparkSession, upkeep: Upkeep, readers: dict[str, list[Reader
     if small_files(spark, upkeep.location) >= compact_at:
         metrics = table.optimize().executeCompaction().collect()[0]["metrics"]
         done.compacted = (int(metrics["numFilesRemoved"]), int(metrics["numFilesAdded"]))
-    if vacuum:
-        held = rollback_hold(spark, upkeep)
-        if held is not None:
+    held = rollback_hold(spark, upkeep)
+    if held is not None:
+        if vacuum:
             done.held.append(held)
-            return done
+        return done
+    done.log_files_deleted = _trim_log(spark, upkeep, readers)
+    if vacuum:
         seconds, why = reader_need(spark, upkeep, readers)
         if seconds is None:
             done.held.append(why)
@@ -121,6 +124,18 @@ def maintain(spark: SparkSession, upkeep: Upkeep, readers: dict[str, list[Reader
         if why:
             done.held.append(why)
     return done
+
+
+def _trim_log(spark: SparkSession, upkeep: Upkeep, readers: dict[str, list[Reader]]) -> int:
+    """The log's history older than `log_retention` deleted, back to the slowest reader
+    (log_history.py); nothing while a reader is still in the snapshot it started from."""
+    table = _snapshot(spark, upkeep)
+    positions = [reader.version for reader in readers.get(table.table_id, [])]
+    if None in positions:
+        return 0
+    return log_history.trim(spark, upkeep.location, upkeep.maintenance.log_retention_seconds,
+                            min(positions, default=None),
+                            lambda version: commit_time(spark, upkeep.location, version))
 
 
 def small_files(spark: SparkSession, location: str) -> int:

@@ -80,7 +80,7 @@ class ProgressKeeper:
         upkeep = self._schedule.upkeep
         with self.own_time.timed("progress table maintenance"):
             try:
-                readers = reader_positions(self._spark) if vacuum else {}
+                readers = reader_positions(self._spark)  # the log trim's guard, every pass
                 done = maintain(self._spark, upkeep, readers, self._compact_at, vacuum=vacuum)
             except Exception as error:
                 self._schedule.failed()

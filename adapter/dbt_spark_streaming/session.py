@@ -306,6 +306,13 @@ def claim_lakehouse_for(model: str) -> None:
         raise StreamingModelError(f"Model {model}: {busy}") from None
 
 
+def claim_model_if_attached(model: str) -> None:
+    """Attached to a warm driver, the model's lock before its run looks at its table and
+    checkpoint: another attached command may be writing both (claim_lakehouse_for)."""
+    if _attached is not None:
+        claim_lakehouse_for(model)
+
+
 def take_run_lock(lakehouse: Optional[Lakehouse] = None) -> None:
     """This process's claim on the lakehouse (a no-op once held); raises LakehouseBusyError."""
     if _attached is not None:

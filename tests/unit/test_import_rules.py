@@ -240,7 +240,8 @@ def test_a_py4j_handle_outside_jvm_and_delta_is_found_wherever_it_is_used(tmp_pa
     """})
 
     out = said(tmp_path)
-    assert "only runtime/jvm/, runtime/delta/ and runtime/session.py use _jvm, _jsparkSession, _jdf, _jsc" in out
+    assert ("only runtime/jvm/, runtime/delta/, runtime/session.py and runtime/driver/ use _jvm, "
+            "_jsparkSession, _jdf, _jsc") in out
     assert "adapter/dbt_spark_streaming/writes/merge.py:2: _jvm" in out
     assert "adapter/dbt_spark_streaming/writes/merge.py:3: _jdf" in out
     assert "jvm/plans.py" not in out and "session.py:" not in out

@@ -35,7 +35,9 @@ class Client:
     command: str
     session: Any  # the client's JVM SparkSession
     server: Any  # its py4j ClientServer in the JVM
+    number: int = 0  # the driver's count of attachments when it attached
     since: float = field(default_factory=time.time)
+    released: bool = False
 
 
 class DriverHost:
@@ -139,20 +141,20 @@ class DriverHost:
                   .pythonAddress(jvm.java.net.InetAddress.getLoopbackAddress())
                   .authToken(token)
                   .build())
-        client = Client(pid, command, session, server)
         with self._lock:
-            self.clients[pid] = client
             self.attachments += 1
+            client = Client(pid, command, session, server, self.attachments)
+            self.clients[client.number] = client
         self.log(f"warm driver: process {pid} attached (`{command}`)")
         return client, {"port": server.getJavaServer().getListeningPort(), "token": token}
 
     def _release(self, client: Client) -> None:
+        """Stop what the client left running, then forget it (its queries first: `clients`
+        empty means everything of theirs is released)."""
         with self._lock:
-            if self.clients.get(client.pid) is not client:
+            if client.released:
                 return
-            del self.clients[client.pid]
-            if not self.clients:
-                self.idle_since = time.monotonic()
+            client.released = True
         try:
             streams = client.session.streams()
             for query in streams.active():
@@ -163,9 +165,14 @@ class DriverHost:
             self.log(f"warm driver: cleaning up after process {client.pid}: {error}")
         finally:
             client.server.shutdown()
-            default = self.spark._jvm.org.apache.spark.sql.SparkSession.getDefaultSession()
+            session_class = self.spark._jvm.org.apache.spark.sql.SparkSession
+            default = session_class.getDefaultSession()
             if default.isDefined() and default.get().equals(client.session):
-                self.spark._jvm.org.apache.spark.sql.SparkSession.setDefaultSession(self.spark._jsparkSession)
+                session_class.setDefaultSession(self.spark._jsparkSession)
+            with self._lock:
+                self.clients.pop(client.number, None)
+                if not self.clients:
+                    self.idle_since = time.monotonic()
         self.log(f"warm driver: process {client.pid} detached")
 
 

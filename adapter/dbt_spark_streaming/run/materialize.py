@@ -30,6 +30,7 @@ from dbt_spark_streaming.config.model import ModelConfig
 from dbt_spark_streaming.delta import constraints as delta_constraints
 from dbt_spark_streaming.delta import tables as delta_tables
 from dbt_spark_streaming.lakehouse import Lakehouse
+from dbt_spark_streaming.session import claim_model_if_attached
 from dbt_spark_streaming.lifecycle import full_refresh, query_inputs
 from dbt_spark_streaming.lifecycle.reset import checkpoint_reset
 from dbt_spark_streaming.run.invocation import Invocation
@@ -65,6 +66,7 @@ def materialize(
     full_refresh_of: Optional[Refresh] = None, empty: bool = False,
 ) -> Materialized:
     """The model's run as its materialisation makes it: a streaming query, or a load."""
+    claim_model_if_attached(config.model)
     if streams(config.materialized):
         return materialize_streaming_model(spark, invocation, config, sql, target_table, full_refresh_of, empty)
     return materialize_copy_into(spark, config, sql, target_table, full_refresh_of, empty)

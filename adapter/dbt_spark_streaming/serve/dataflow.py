@@ -271,7 +271,7 @@ class Dataflow:
 
     def _maintain(self, model: ScheduledModel, vacuum: bool) -> Maintained:
         try:
-            readers = reader_positions(self.spark) if vacuum else {}
+            readers = reader_positions(self.spark)  # the log trim's guard, every pass
             return maintain(self.spark, model.upkeep.upkeep, readers, self._compact_at, vacuum=vacuum)
         finally:
             self.wake.set()

@@ -164,3 +164,8 @@ def test_an_attached_write_waits_for_the_holder_then_names_it(tmp_path, monkeypa
     with run_lock.model_claim(str(tmp_path), "gold_y") as claimed:
         assert claimed  # this process holds it already
     run_lock._models_held.pop("gold_y").close()
+
+
+def test_a_remote_lakehouse_has_no_warm_driver(capsys):
+    assert not driver_file.local("s3a://bucket/lakehouse") and driver_file.local("/srv/lakehouse")
+    assert driver_file.read("s3a://bucket/lakehouse") is None

@@ -70,6 +70,11 @@ def main(argv: Sequence[str]) -> int:
 
 
 def start(lakehouse: Lakehouse, argv: list[str]) -> int:
+    if not driver_file.local(lakehouse.root):
+        print(f"The lakehouse {lakehouse.root} is not on this machine's file system: a warm driver "
+              "keeps its address and secret in a local lakehouse only. On a cluster, dbt commands "
+              "start their own driver as before.", file=sys.stderr)
+        return 2
     running = driver_file.read(lakehouse.root)
     if running is not None:
         print(f"A warm driver already runs for {lakehouse.root} ({_who(running)}).")

@@ -34,6 +34,12 @@ class DriverRecord:
     idle_minutes: Optional[float] = None
 
 
+def local(lakehouse_root: str) -> bool:
+    """A warm driver keeps its file in a local lakehouse only (not on object storage, where
+    anyone with the bucket could read the secret)."""
+    return "://" not in lakehouse_root or lakehouse_root.startswith("file:")
+
+
 def new_secret() -> str:
     return secrets.token_urlsafe(32)
 
@@ -56,6 +62,8 @@ def write(record: DriverRecord) -> Path:
 def read(lakehouse_root: str) -> Optional[DriverRecord]:
     """The driver's record, or None when there is no file, it cannot be read, or its process is
     gone (the file is then removed)."""
+    if not local(lakehouse_root):
+        return None
     path = driver_path(lakehouse_root)
     try:
         record = DriverRecord(**json.loads(path.read_text(encoding="utf-8")))

@@ -182,9 +182,9 @@ def _send(connection: socket.socket, message: dict) -> None:
 
 def host_if_none(spark: Any, lakehouse_root: str, conf: dict, kind: str,
                  log: Callable[[str], None]) -> Optional[DriverHost]:
-    """A host for this process's JVM, unless it runs on another's (`conf` empty: it attached)
-    or the lakehouse has a live driver already."""
-    if not conf or driver_file.read(lakehouse_root) is not None:
+    """A host for this process's JVM, unless it runs on another's (`conf` empty: it attached),
+    the lakehouse is not local, or it has a live driver already."""
+    if not conf or not driver_file.local(lakehouse_root) or driver_file.read(lakehouse_root) is not None:
         return None
     host = DriverHost(spark, lakehouse_root, conf, kind, log=log)
     host.start()

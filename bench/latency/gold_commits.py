@@ -45,6 +45,22 @@ class FirstHolding:
         return self.ordered[index]
 
 
+class CommitKeeper:
+    """Every commit of a table as it appears, kept: the service's maintenance trims a table's log
+    to its last minutes (lifecycle/log_history.py), so a run read only at its end would find its
+    early commits gone. keep() reads the commits new since the last call."""
+
+    def __init__(self, table_path: str, column: str):
+        self.table_path, self.column = table_path, column
+        self.kept: dict[int, Commit] = {}
+
+    def keep(self) -> list[Commit]:
+        latest = max(self.kept, default=-1)
+        for commit in commits(self.table_path, self.column, latest):
+            self.kept[commit.version] = commit
+        return list(self.kept.values())
+
+
 def commits(table_path: str, column: str, after_version: int = -1) -> list[Commit]:
     return [_commit(commit, column) for commit in commit_files(table_path, after_version)]
 

@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 from bench.harness.child_process import child_result, run_child
 from bench.harness.fresh_lakehouse import empty_folder
 from bench.harness.stats import medians
-from bench.latency.gold_commits import FirstHolding, commits
+from bench.latency.gold_commits import Commit, CommitKeeper, FirstHolding, commits
 from bench.latency.idle_cpu import idle_cpu_pct
 from python_runners.demo.data import FIRST_BATCH_EPOCH, RECORDINGS_FOLDER, STATUS_FOLDER
 from dbt_spark_streaming.progress import status_file as service_status
@@ -77,11 +77,19 @@ def measure_latency(trigger: str, landings: int, interval_s: float, log_dir: Pat
     selection = [] if all_models else ["--select", *MODELS]
     service = ServiceProcess(["--trigger", trigger, *selection, *service_args], env, log_dir / f"{name}_service.log",
                              timeout=STOP_TIMEOUT_S)
+    keepers = {model: CommitKeeper(f"{lakehouse.warehouse}/{schema}/{model}", "device_id") for model, schema in HOPS}
+
+    def landed_one(count: int) -> None:
+        for keeper in keepers.values():
+            keeper.keep()
+        if after_landing is not None:
+            after_landing(service, count)
+
     try:
         wait_until_serving(lakehouse, gold, service, None if all_models else len(MODELS))
-        on_landed = None if after_landing is None else (lambda count: after_landing(service, count))
-        landed = land_at_steady_pace(landing, landings, interval_s, on_landed)
-        visible = wait_until_visible(gold, landed[-1].device_id, service)
+        landed = land_at_steady_pace(landing, landings, interval_s, landed_one)
+        wait_until_visible(gold, landed[-1].device_id, service)
+        visible = keepers["device_counts"].keep()
         idle = None
         if idle_seconds:
             wait_until_caught_up(lakehouse)
@@ -101,7 +109,7 @@ def measure_latency(trigger: str, landings: int, interval_s: float, log_dir: Pat
         "warehouse": lakehouse.warehouse,
         "models": "all" if all_models else list(MODELS), "latencies_ms": latencies_ms,
         "gold_commits": len([c for c in visible if c.holds(FIRST_DEVICE)]),
-        "hops": hop_timings(lakehouse, landed, batches),
+        "hops": hop_timings({model: keeper.keep() for model, keeper in keepers.items()}, landed, batches),
         "phases": {query: batch_phases(found) for query, found in batches.items()},
         "own_time": status.get("own_time", {}),
         "batches": {query: len(found) for query, found in batches.items()},
@@ -123,13 +131,14 @@ def run_timings(status: dict) -> dict:
     return timings
 
 
-def hop_timings(lakehouse: Lakehouse, landed: list[Landing], batches: dict[str, list[dict]]) -> list[dict]:
+def hop_timings(kept: dict[str, list[Commit]], landed: list[Landing], batches: dict[str, list[dict]]) -> list[dict]:
     """Per landing and hop: from the row being visible upstream to its table's commit holding it,
-    split into the wait before the micro-batch that took it and that batch's own duration."""
+    split into the wait before the micro-batch that took it and that batch's own duration.
+    `kept`: each hop's commits, kept as they came (CommitKeeper)."""
     timings = []
     upstream = {landing_.device_id: landing_.landed_at for landing_ in landed}
-    for model, schema in HOPS:
-        first_holding = FirstHolding(commits(f"{lakehouse.warehouse}/{schema}/{model}", "device_id"))
+    for model, _schema in HOPS:
+        first_holding = FirstHolding(kept[model])
         durations = {
             batch["batch_id"]: batch["duration_ms"].get("triggerExecution", 0)
             for query, query_batches in batches.items() if query.split(".")[-1] == model

@@ -90,6 +90,8 @@ class Maintained:
             done.append(f"compacted {self.compacted[0]} files into {self.compacted[1]}")
         if self.vacuumed_hours is not None:
             done.append(f"vacuumed files removed more than {_duration(self.vacuumed_hours * 3600)} ago")
+        if self.log_files_deleted:
+            done.append(f"trimmed {self.log_files_deleted} files of its log's older history")
         done += self.held
         return f"{self.model}: {'; '.join(done) if done else 'nothing to do'}"
 

@@ -28,7 +28,7 @@ from typing import Optional, Sequence
 from dbt_spark_streaming.commands import project
 from dbt_spark_streaming.commands.project import DbtOptions, ProfileTarget
 from dbt_spark_streaming.driver import driver_file
-from dbt_spark_streaming.lakehouse import Lakehouse
+from dbt_spark_streaming.lakehouse import ROOT_VARIABLE, TARGET_VARIABLE, Lakehouse
 
 COMMAND = "dbt-spark-streaming"
 HELP = "a warm Spark driver that dbt commands attach to: start, status, stop"
@@ -65,7 +65,7 @@ def main(argv: Sequence[str]) -> int:
         print(f"--idle-minutes {args.idle_minutes:g}: give a number of minutes above 0.", file=sys.stderr)
         return 2
     if args.foreground:
-        return run_driver(lakehouse, options, target, args.idle_minutes)
+        return run_driver(lakehouse, target, args.idle_minutes)
     return start(lakehouse, list(argv))
 
 
@@ -102,12 +102,12 @@ def start(lakehouse: Lakehouse, argv: list[str]) -> int:
     return 1
 
 
-def run_driver(lakehouse: Lakehouse, options: DbtOptions, target: ProfileTarget, idle_minutes: float) -> int:
+def run_driver(lakehouse: Lakehouse, target: ProfileTarget, idle_minutes: float) -> int:
     """The driver's own process: a session with the target's settings, attached to until idle."""
     from dbt_spark_streaming.driver.host import DriverHost
     from dbt_spark_streaming import session
 
-    os.environ.update(_lakehouse_environment(options))
+    os.environ.update({ROOT_VARIABLE: lakehouse.root, TARGET_VARIABLE: lakehouse.target})
     spark = session.get_or_create_session(
         lakehouse, master=target.master or session.DEFAULT_MASTER,
         extra_conf=target.server_side_parameters, metastore_url=target.metastore_url)
@@ -172,14 +172,6 @@ def stop(lakehouse: Lakehouse) -> int:
         time.sleep(0.2)
     print("Stopped.")
     return 0
-
-
-def _lakehouse_environment(options: DbtOptions) -> dict[str, str]:
-    """LAKEHOUSE_DIR and LAKEHOUSE_TARGET as `dbt run` sets them, for what reads them."""
-    from dbt_spark_streaming.lakehouse import ROOT_VARIABLE, TARGET_VARIABLE
-
-    lakehouse = project.lakehouse(options)
-    return {ROOT_VARIABLE: lakehouse.root, TARGET_VARIABLE: lakehouse.target}
 
 
 def _who(record: driver_file.DriverRecord) -> str:

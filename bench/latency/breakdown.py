@@ -37,6 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     batches: dict[str, list[dict]] = {}
     for row in rows:
         batch = BatchProgress.from_progress(row.progress_json)
+        if batch.timestamp is None:
+            print(f"breakdown: a progress row without a start time, left out: {row.progress_json[:300]}")
+            continue
         batches.setdefault(batch.query_name, []).append({
             "batch_id": batch.batch_id,
             "started_at": batch.timestamp.timestamp(),

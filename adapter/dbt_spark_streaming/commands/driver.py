@@ -51,12 +51,10 @@ def parser(prog: str = f"{COMMAND} driver") -> argparse.ArgumentParser:
 def main(argv: Sequence[str]) -> int:
     args = parser().parse_args(list(argv))
     options = DbtOptions.from_args(args)
-    try:
-        target = project.profile_target(options)
-        lakehouse = project.lakehouse(options, target=target)
-    except project.ProfileError as error:
-        print(error, file=sys.stderr)
+    found = project.found_or_said(options)
+    if found is None:
         return 2
+    target, lakehouse = found
     if args.action == "status":
         return status(lakehouse)
     if args.action == "stop":

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
@@ -124,6 +125,17 @@ def lakehouse(options: DbtOptions, environ: Mapping[str, str] = os.environ, cwd:
     use_root(target.lakehouse_dir, project_dir(options, environ, cwd), resolved)
     use_target(target.schema, resolved)
     return Lakehouse.from_env(resolved)
+
+
+def found_or_said(options: DbtOptions) -> Optional[tuple[ProfileTarget, Lakehouse]]:
+    """The profile target and its lakehouse; None once the reason there are none is on stderr
+    (the command then exits 2)."""
+    try:
+        target = profile_target(options)
+        return target, lakehouse(options, target=target)
+    except ProfileError as error:
+        print(error, file=sys.stderr)
+        return None
 
 
 def parse_vars(text: Optional[str]) -> dict[str, Any]:

@@ -315,12 +315,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from dbt_spark_streaming.progress import table as progress_table
 
     options = DbtOptions.from_args(args)
-    try:
-        target = project.profile_target(options)
-        lakehouse = project.lakehouse(options, target=target)
-    except project.ProfileError as error:
-        print(error, file=sys.stderr)
+    found = project.found_or_said(options)
+    if found is None:
         return 2
+    target, lakehouse = found
     table = progress_table_name(target)
     try:
         rows = read_progress(progress_table.table_location(lakehouse, table), args.since_hours, lakehouse, table)

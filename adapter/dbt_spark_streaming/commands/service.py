@@ -65,11 +65,10 @@ def main(action: str, argv: Sequence[str]) -> int:
     else:
         args = lookup_parser(action, STATUS_HELP if action == "status" else STOP_HELP).parse_args(list(argv))
     options = DbtOptions.from_args(args)
-    try:
-        lakehouse = project.lakehouse(options)
-    except project.ProfileError as error:
-        print(error, file=sys.stderr)
+    found = project.found_or_said(options)
+    if found is None:
         return 2
+    _target, lakehouse = found
     if action == "serve":
         return serve(lakehouse, options, args.trigger, args.select)
     if action == "status":

@@ -22,7 +22,7 @@ import json
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
@@ -105,18 +105,22 @@ def maintain(spark: SparkSession, upkeep: Upkeep, readers: dict[str, list[Reader
         done.held.append("maintenance is false: left as it is")
         return done
     table = DeltaTable.forPath(spark, upkeep.location)
-    _keep_properties(spark, upkeep)
+    snapshot = _snapshot(spark, upkeep)
+    changed = _keep_properties(spark, upkeep, snapshot.properties)
     if small_files(spark, upkeep.location) >= compact_at:
         metrics = table.optimize().executeCompaction().collect()[0]["metrics"]
         done.compacted = (int(metrics["numFilesRemoved"]), int(metrics["numFilesAdded"]))
+        changed = True
     held = rollback_hold(spark, upkeep)
     if held is not None:
         if vacuum:
             done.held.append(held)
         return done
-    done.log_files_deleted = _trim_log(spark, upkeep, readers)
+    if changed:
+        snapshot = _snapshot(spark, upkeep)
+    done.log_files_deleted = _trim_log(spark, upkeep, snapshot, readers)
     if vacuum:
-        seconds, why = reader_need(spark, upkeep, readers)
+        seconds, why = reader_need(spark, upkeep, snapshot, readers)
         if seconds is None:
             done.held.append(why)
             return done
@@ -128,10 +132,10 @@ def maintain(spark: SparkSession, upkeep: Upkeep, readers: dict[str, list[Reader
     return done
 
 
-def _trim_log(spark: SparkSession, upkeep: Upkeep, readers: dict[str, list[Reader]]) -> int:
+def _trim_log(spark: SparkSession, upkeep: Upkeep, table: delta_tables.TableSnapshot,
+              readers: dict[str, list[Reader]]) -> int:
     """The log's history older than `log_retention` deleted, back to the slowest reader
     (log_history.py); nothing while a reader is still in the snapshot it started from."""
-    table = _snapshot(spark, upkeep)
     positions = [reader.version for reader in readers.get(table.table_id, [])]
     if None in positions:
         return 0
@@ -147,15 +151,15 @@ def small_files(spark: SparkSession, location: str) -> int:
     return int(snapshot.allFiles().filter(f"size < {SMALL_FILE_BYTES}").count())
 
 
-def _keep_properties(spark: SparkSession, upkeep: Upkeep) -> None:
+def _keep_properties(spark: SparkSession, upkeep: Upkeep, current: Mapping[str, str]) -> bool:
     """A table created before these settings, or with other values: its retention properties
-    set to the model's (one metadata commit, only when they differ)."""
+    set to the model's (one metadata commit, only when they differ; True then)."""
     wanted = upkeep.maintenance.table_properties()
-    current = _snapshot(spark, upkeep).properties
     if all(current.get(key) == value for key, value in wanted.items()):
-        return
+        return False
     settings = ", ".join(f"'{key}' = '{value}'" for key, value in wanted.items())
     spark.sql(f"alter table delta.`{upkeep.location}` set tblproperties ({settings})")
+    return True
 
 
 def _snapshot(spark: SparkSession, upkeep: Upkeep) -> delta_tables.TableSnapshot:
@@ -179,11 +183,10 @@ def rollback_hold(spark: SparkSession, upkeep: Upkeep, now: Optional[float] = No
             f"{_duration(left)} more (rollback_window), and needs the files of the version before it")
 
 
-def reader_need(spark: SparkSession, upkeep: Upkeep, readers: dict[str, list[Reader]],
-                now: Optional[float] = None) -> tuple[Optional[float], str]:
+def reader_need(spark: SparkSession, upkeep: Upkeep, table: delta_tables.TableSnapshot,
+                readers: dict[str, list[Reader]], now: Optional[float] = None) -> tuple[Optional[float], str]:
     """(seconds VACUUM must keep for the slowest streaming reader of the table, what holds it);
-    (None, why) when VACUUM must not run at all."""
-    table = _snapshot(spark, upkeep)
+    (None, why) when VACUUM must not run at all. `table`: its latest snapshot."""
     latest = table.version
     need, slowest = 0.0, ""
     for reader in readers.get(table.table_id, []):

@@ -40,7 +40,7 @@ from dbt_spark_streaming.delta import catalog as streaming_catalog
 from dbt_spark_streaming.delta import constraints as delta_constraints
 from dbt_spark_streaming.delta import tables as delta_tables
 from dbt_spark_streaming.errors import StreamingError
-from dbt_spark_streaming.jvm import plans
+from dbt_spark_streaming.jvm import callback_connections, plans
 from dbt_spark_streaming.lifecycle.reset import checkpoint_reset
 from dbt_spark_streaming.lifecycle import (
     checkpoints, query_changes, query_fit, query_inputs, redeploy, up_to_date,
@@ -199,6 +199,7 @@ def start_model_query(spark: SparkSession, run: StreamingRun, write: StreamingWr
     run.refuse_if_interrupted(write.model)
     claim_lakehouse_for(write.model)
     checkpoints.check_matches_table(spark, write.model, write.target_table, write.checkpoint, table_exists)
+    callback_connections.close_stale(spark)  # those of the queries before, whose threads ended
     return start_streaming_write(spark, write, table_exists=table_exists)
 
 
@@ -207,6 +208,7 @@ def start_companion(
 ) -> StreamingQuery:
     run.refuse_if_interrupted(companion.model)
     claim_lakehouse_for(companion.model)
+    callback_connections.close_stale(spark)
     return companion.start(spark, trigger)
 
 

@@ -35,6 +35,7 @@ def _until(condition, seconds: float = 10.0) -> bool:
 def test_each_query_thread_leaves_a_connection_that_close_stale_closes(spark, tmp_path):
     source = str(tmp_path / "source")
     spark.range(3).write.format("delta").save(source)
+    assert _run_query(spark, source, str(tmp_path / "checkpoint_first")) == [3]  # PySpark's callback server up
     callback_connections.close_stale(spark)
     idle_before, threads_before = callback_connections.idle_count(spark), threading.active_count()
 

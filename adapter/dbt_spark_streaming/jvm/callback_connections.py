@@ -55,23 +55,25 @@ def idle_count(spark: SparkSession) -> int:
     return 0 if handles is None else int(handles[0].size())
 
 
-_cached: dict[int, Any] = {}
+_fields: dict[int, Any] = {}
 
 
 def _handles(gateway: Any) -> Any:
     """(the callback client's deque of idle connections, its lock), or None when the gateway is
-    not a pinned-thread one; read once per gateway through reflection (both fields protected)."""
+    not a pinned-thread one. The client is asked for each time: PySpark replaces it when its
+    first foreachBatch starts the callback server. Both fields are protected: read through
+    reflection, the Field objects kept per gateway."""
+    client = gateway.java_gateway_server.getCallbackClient()
+    if client.getClass().getName() != _PINNED_CLIENT:
+        return None
     key = id(gateway)
-    if key not in _cached:
-        client = gateway.java_gateway_server.getCallbackClient()
-        if client.getClass().getName() != _PINNED_CLIENT:
-            _cached[key] = None
-        else:
-            owner = gateway.jvm.java.lang.Class.forName("py4j.CallbackClient")
-            fields = []
-            for name in ("connections", "lock"):
-                field = owner.getDeclaredField(name)
-                field.setAccessible(True)
-                fields.append(field.get(client))
-            _cached[key] = tuple(fields)
-    return _cached[key]
+    if key not in _fields:
+        owner = gateway.jvm.java.lang.Class.forName("py4j.CallbackClient")
+        found = []
+        for name in ("connections", "lock"):
+            field = owner.getDeclaredField(name)
+            field.setAccessible(True)
+            found.append(field)
+        _fields[key] = tuple(found)
+    connections, lock = _fields[key]
+    return connections.get(client), lock.get(client)

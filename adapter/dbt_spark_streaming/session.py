@@ -136,7 +136,35 @@ def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str]
         # all. Nothing here reads them.
         **{key: "50" for key in ("spark.ui.retainedJobs", "spark.ui.retainedStages",
                                  "spark.sql.ui.retainedExecutions")},
+        **checkpoint_file_manager(lakehouse.checkpoints),
+        **loopback_driver(master),
     }
+
+
+def loopback_driver(master: str) -> dict[str, str]:
+    """A local master's driver listens on loopback only: Spark's default binds its RPC and block
+    manager ports to the machine's network address, open to the network for a driver that no
+    other machine needs to reach. A cluster's workers reach theirs as Spark decides."""
+    if not master.startswith("local"):
+        return {}
+    return {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1"}
+
+
+# Spark writes a checkpoint file (offsets, commits, state) under a temporary name, then renames it
+# through Hadoop's FileContext. On the local file system that rename runs `readlink` as a process
+# for the source and for the target, and again for each one's checksum file: about 20 processes
+# a served batch, 70% of all the JVM started (a profile of the soak; docs/BENCHMARKS.md section
+# 7). Through Hadoop's FileSystem the rename is Java's own. Locally the two are equally atomic
+# (both check the target, then rename); HDFS and object stores keep Spark's choice.
+_LOCAL_CHECKPOINT_FILE_MANAGER = \
+    "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager"
+
+
+def checkpoint_file_manager(checkpoints: str) -> dict[str, str]:
+    """The checkpoint file manager for the lakehouse's checkpoint root: {} to keep Spark's."""
+    if "://" in checkpoints and not checkpoints.startswith("file:"):
+        return {}
+    return {"spark.sql.streaming.checkpointFileManagerClass": _LOCAL_CHECKPOINT_FILE_MANAGER}
 
 
 def spark_log_path(lakehouse: Lakehouse) -> str:

@@ -96,6 +96,7 @@ def test_vacuum_keeps_what_a_stopped_reader_has_not_read_and_it_then_catches_up_
     assert caught_up.success, failure_messages(caught_up)
     assert gold_matches_a_recompute_over_silver(spark)
     assert sum(row.readings for row in spark.table(GOLD).collect()) == 5
+    assert live_files(spark, GOLD) == 1, "a complete rewrite is bin-packed (optimizeWrite), not a file per partition"
 
     # gold has read everything now: the next pass deletes the files compaction replaced
     again = dbt("run-operation", "maintain_tables", "--args", "{select: [readings]}", project_dir=str(project))

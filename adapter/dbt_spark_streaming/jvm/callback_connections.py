@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from py4j.protocol import Py4JError
 from pyspark.sql import SparkSession
 
 KEPT = 4  # idle connections left open: the listener's and a few a later call may reuse
@@ -29,8 +30,12 @@ _PINNED_CLIENT = "py4j.PythonClient"
 
 def close_stale(spark: SparkSession, kept: int = KEPT) -> int:
     """Close the oldest idle callback connections of the session's py4j gateway beyond `kept`;
-    how many were closed."""
-    handles = _handles(spark.sparkContext._gateway)
+    how many were closed. A py4j that is not as read here leaves them open rather than fail the
+    run that asked (0)."""
+    try:
+        handles = _handles(spark.sparkContext._gateway)
+    except Py4JError:
+        return 0
     if handles is None:
         return 0
     connections, lock = handles

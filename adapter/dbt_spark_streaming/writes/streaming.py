@@ -25,7 +25,7 @@ from dbt_spark_streaming.writes.cdc.change_rows import FeedShape
 from dbt_spark_streaming.writes.expectation_checks import (
     checked, model_columns, quarantine_columns, splitting_quarantine,
 )
-from dbt_spark_streaming.writes.idempotent_batches import appending_once, overwriting_once
+from dbt_spark_streaming.writes.idempotent_batches import REWRITE_BIN_PACKED, appending_once, overwriting_once
 from dbt_spark_streaming.writes.merge import merge_writer
 from dbt_spark_streaming.writes.table_write import TableWrite
 
@@ -94,7 +94,7 @@ def start_streaming_write(
         if write.writes_through_delta_sink:
             if write.config.append_new_columns:
                 writer = writer.option("mergeSchema", "true")
-            return writer.format("delta").toTable(write.target_table)
+            return writer.format("delta").option(*REWRITE_BIN_PACKED).toTable(write.target_table)
         each_batch = _batch_writer(spark, write, rows)
         if write.quarantine_table is not None:
             each_batch = splitting_quarantine(

@@ -90,6 +90,11 @@ def folders_of(folder: Optional[str], project: Path, environ: Mapping[str, str] 
             ("metastore", lakehouse.metastore)]
 
 
+def on_local_disk(location: str) -> bool:
+    """A plain path or a file: URI, not HDFS or object storage."""
+    return "://" not in location or location.startswith("file:")
+
+
 def _is_uri(path: str) -> bool:
     return "://" in path or path.startswith("file:")
 

@@ -29,7 +29,7 @@ from dbt_spark_streaming import run_lock
 from dbt_spark_streaming import classpath
 from dbt_spark_streaming.classpath import class_paths
 from dbt_spark_streaming.jvm_options import java_options
-from dbt_spark_streaming.lakehouse import Lakehouse
+from dbt_spark_streaming.lakehouse import Lakehouse, on_local_disk
 from dbt_spark_streaming.metastore import configured_url, derby_java_options, driver_jars, metastore_conf
 from dbt_spark_streaming.config.maintenance import SMALL_FILE_BYTES
 from dbt_spark_streaming.driver import attach
@@ -162,7 +162,7 @@ _LOCAL_CHECKPOINT_FILE_MANAGER = \
 
 def checkpoint_file_manager(checkpoints: str) -> dict[str, str]:
     """The checkpoint file manager for the lakehouse's checkpoint root: {} to keep Spark's."""
-    if "://" in checkpoints and not checkpoints.startswith("file:"):
+    if not on_local_disk(checkpoints):
         return {}
     return {"spark.sql.streaming.checkpointFileManagerClass": _LOCAL_CHECKPOINT_FILE_MANAGER}
 

@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from dbt_spark_streaming.lakehouse import on_local_disk
+
 FOLDER = "driver"
 FILE = "driver.json"
 
@@ -37,7 +39,7 @@ class DriverRecord:
 def local(lakehouse_root: str) -> bool:
     """A warm driver keeps its file in a local lakehouse only (not on object storage, where
     anyone with the bucket could read the secret)."""
-    return "://" not in lakehouse_root or lakehouse_root.startswith("file:")
+    return on_local_disk(lakehouse_root)
 
 
 def new_secret() -> str:

@@ -25,8 +25,8 @@ from dbt_spark_streaming.lakehouse import Lakehouse
 from python_runners import REPO_ROOT
 from python_runners.ops.dbt_invocation import PROFILES_DIR, target_args
 from python_runners.testing.logged_process import LoggedProcess
+from python_runners.testing.warm_driver import COMMAND, driver_command
 
-COMMAND = str(Path(sys.executable).with_name("dbt-spark-streaming"))
 DBT = str(Path(sys.executable).with_name("dbt"))
 NOOP_RUN = "bench.run_cost.noop_run"
 MEMORY_RUNS_FIRST = 10
@@ -35,8 +35,7 @@ SERVE_TIMEOUT_SECONDS = 900
 
 def driver(action: str, env: dict, log: Path) -> float:
     """`dbt-spark-streaming driver <action>` on the repository's project; its wall seconds."""
-    return run_child([COMMAND, "driver", action, "--project-dir", str(REPO_ROOT),
-                      "--profiles-dir", str(PROFILES_DIR)], env, log)
+    return run_child(driver_command(action), env, log)
 
 
 def measure_attached(pairs: int, memory_runs: int, log_dir: Path, env: dict, target: Path,

@@ -12,6 +12,9 @@ holds `--compact-at` files and vacuum it every `--vacuum-every` seconds, and `--
 of the kills (a fifth by default) come at the instant a served run commits a compaction or starts
 a VACUUM; each kill says which tables were being maintained (that commit, the service's status
 file, written every 2 s, and a VACUUM begun in a table's log and not ended).
+
+Every `--attached-every`th run attaches to a warm driver started for it (chaos/attached.py): the
+kill takes down the client only, the driver must release it and serve on, and is stopped after.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from python_runners.testing.chaos.attached import AttachedRunFailed, ChaosDriver
 from python_runners.testing.chaos.audit import audit
 from python_runners.testing.chaos.kill_moments import plan
 from python_runners.testing.chaos.maintenance import maintained_at_kill
@@ -84,13 +88,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--maintenance-kills", type=int, default=None,
                         help="kills at the instant the service commits a compaction or starts a "
                              "VACUUM, in served runs (default: a fifth of --kills)")
+    parser.add_argument("--attached-every", type=int, default=3,
+                        help="every Nth run attaches to a warm driver started for it, and only the "
+                             "client is killed (0: none)")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
         return _run(parse_args(argv))
-    except ChaosFailure as failure:
+    except (ChaosFailure, AttachedRunFailed) as failure:
         print(f"chaos: FAILED: {failure}", file=sys.stderr)
         return 2
 
@@ -121,11 +128,15 @@ def _run(args: argparse.Namespace) -> int:
     moments = Counter()
     during_maintenance = 0
     states = _states(models)
+    warm_driver = ChaosDriver(env, lakehouse)
     try:
         maintenance_kills = args.kills // 5 if args.maintenance_kills is None else args.maintenance_kills
         moments_planned = plan(args.kills, args.seed, models[:4], args.max_delay, maintenance_kills, models)
         for number, moment in enumerate(moments_planned, 1):
             trigger = "on_new_data" if moment.needs_serving else triggers[(number - 1) % len(triggers)]
+            attached = args.attached_every > 0 and number % args.attached_every == 0
+            if attached:
+                warm_driver.start()
             run_started = time.time()
             pipeline = PipelineProcess(
                 ["run", "--vars", f"{{stream_trigger: '{trigger}'}}"], env,
@@ -137,6 +148,8 @@ def _run(args: argparse.Namespace) -> int:
                 raise ChaosFailure(_exited_message(pipeline, f"run {number}")) from None
             seconds = pipeline.seconds_running
             pipeline.kill_tree()
+            # An attached run's queries run in the driver: read the tables once it stopped them.
+            released = warm_driver.after_kill(pipeline) if attached else ""
             before, states = states, _states(models)
             moved = {model: state for model, state in states.items() if state != before[model]}
             kind = _kind(moved) if moved else BEFORE_FIRST_BATCH
@@ -147,10 +160,14 @@ def _run(args: argparse.Namespace) -> int:
                 during_maintenance += 1
                 also = [table for table in maintained if not (caught and caught.endswith(f" of {table}"))]
                 where += "; during maintenance: " + ", ".join(([caught] if caught else []) + also)
+            if attached:
+                where += "; " + released
+                warm_driver.stop()
             say(f"chaos: kill {number}/{args.kills} {moment.description} ({seconds:.1f} s in, "
                 f"trigger {trigger}): {where}")
     finally:
         lander.stop()
+        warm_driver.close()
 
     say(f"chaos: {lander.batches + 1} landings; catching up with a plain `dbt run`")
     _run_to_completion(PipelineProcess(["run"], env, logs / "final.log"), "the final dbt run")

@@ -6,45 +6,35 @@ reads the Delta tables by path from the test's session."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from dbt_spark_streaming.driver import driver_file
 from dbt_spark_streaming.lakehouse import Lakehouse
-from python_runners import REPO_ROOT
 from python_runners.demo.data import land_batch, recordings_folder
-from python_runners.ops.dbt_invocation import PROFILES_DIR
 from python_runners.testing import delta_log
 from python_runners.testing.dbt_process import run_dbt_process
 from python_runners.testing.pipeline_process import PipelineProcess
 from python_runners.testing.separate_lakehouse import separate_lakehouse_env
+from python_runners.testing.warm_driver import run_driver
 
-COMMAND = str(Path(sys.executable).with_name("dbt-spark-streaming"))
 SELECTED = ("--select", "+device_counts")  # bronze_recordings, silver_recordings, device_counts
 ATTACHED = "Attached to the warm driver"
 TIMEOUT = 600  # a bound for a stuck run, not a speed target
-
-
-def driver(action: str, env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([COMMAND, "driver", action, "--project-dir", str(REPO_ROOT),
-                           "--profiles-dir", str(PROFILES_DIR), *args],
-                          env=env, capture_output=True, text=True, timeout=TIMEOUT, cwd=REPO_ROOT)
 
 
 @pytest.fixture
 def warm(tmp_path):
     """A lakehouse with a warm driver started on it: (lakehouse, env)."""
     env = separate_lakehouse_env(tmp_path / "lakehouse")
-    started = driver("start", env)
+    started = run_driver("start", env)
     assert started.returncode == 0, started.stdout + started.stderr
     lakehouse = Lakehouse.from_env(env)
     try:
         yield lakehouse, env
     finally:
-        stopped = driver("stop", env)
+        stopped = run_driver("stop", env)
         assert stopped.returncode == 0, stopped.stdout + stopped.stderr
 
 
@@ -98,7 +88,7 @@ def test_two_attached_runs_at_once_each_write_every_row_once(spark, warm, tmp_pa
         assert run.log_contains(ATTACHED)
     assert any(run.log_contains("waiting for process") for run in runs)  # one waited on the other's model
     assert_each_landed_once(spark, lakehouse, batches)
-    status = driver("status", env)
+    status = run_driver("status", env)
     assert status.returncode == 0 and "0 command(s) attached now, 3 since it started" in status.stdout
 
 
@@ -132,7 +122,7 @@ def test_a_client_killed_mid_run_leaves_the_driver_serving_and_the_rerun_exact(s
     assert_each_landed_once(spark, lakehouse, batches)
 
 
-def test_an_attached_run_beside_the_service_and_dbt_show_on_it(spark, tmp_path):
+def test_an_attached_run_beside_the_service_and_dbt_show_and_test_on_it(spark, tmp_path):
     env = separate_lakehouse_env(tmp_path / "lakehouse")
     lakehouse = Lakehouse.from_env(env)
     batches = [land_batch(recordings_folder(lakehouse), records=100, files=1)]
@@ -148,6 +138,9 @@ def test_an_attached_run_beside_the_service_and_dbt_show_on_it(spark, tmp_path):
         shown = run_dbt_process(["show", "--select", "device_counts", "--limit", "3"], env, tmp_path / "show")
         assert shown.returncode == 0, shown.stdout + shown.stderr
         assert "total_recordings" in shown.stdout
+        tested = run_dbt_process(["test", "--select", "device_counts"], env, tmp_path / "test")
+        assert tested.returncode == 0, tested.stdout + tested.stderr
+        assert ATTACHED in tested.stderr and "ERROR=0" in tested.stdout and "PASS=0" not in tested.stdout
 
         batches.append(land_batch(recordings_folder(lakehouse), records=70, files=1))
         service.wait_for("the service's run of the newest batch",

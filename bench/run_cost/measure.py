@@ -59,8 +59,8 @@ def measure_noop(pairs: int, log_dir: Path, memory_runs: int = ATTACHED_MEMORY_R
     runs = alternating_pairs(NOOP_SIDES, pairs, "no-op pair", run_side)
     one_pct = measure_one_pct(pairs, log_dir, env, target)
     three = ["--target-path", str(target), "--select", *THREE_MODELS]
-    attached = measure_attached(pairs, memory_runs, log_dir, env, target, {
-        "noop_attached": ["--target-path", str(target), "--select", *STREAMING_MODELS],
+    attached = measure_attached(pairs, memory_runs, log_dir, env, target, (
+        "noop_attached", ["--target-path", str(target), "--select", *STREAMING_MODELS]), {
         "one_pct_attached": [*three, "--land-recordings", str(NEW_ROWS)],
         "noop_three_attached": three,
     })

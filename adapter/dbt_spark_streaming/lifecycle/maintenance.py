@@ -33,7 +33,7 @@ from dbt_spark_streaming.delta import tables as delta_tables
 from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.jvm.checkpoint_log import COMMITS, OFFSETS, entry, last_batch
 from dbt_spark_streaming.lakehouse import Lakehouse
-from dbt_spark_streaming.lifecycle import log_history, redeploy
+from dbt_spark_streaming.lifecycle import log_history, redeploy, seen_files
 from dbt_spark_streaming.lifecycle.upstream import positions_in_offsets
 
 COMPACT_AT_FILES = 50
@@ -82,6 +82,7 @@ class Maintained:
     compacted: Optional[tuple[int, int]] = None  # (files removed, files added)
     vacuumed_hours: Optional[float] = None
     log_files_deleted: int = 0
+    files_forgotten: int = 0  # its file sources' entries of files moved away (seen_files.py)
     held: list[str] = field(default_factory=list)  # why VACUUM kept more, or did not run
 
     def said(self) -> str:
@@ -92,6 +93,8 @@ class Maintained:
             done.append(f"vacuumed files removed more than {_duration(self.vacuumed_hours * 3600)} ago")
         if self.log_files_deleted:
             done.append(f"trimmed {self.log_files_deleted} files of its log's older history")
+        if self.files_forgotten:
+            done.append(f"forgot {self.files_forgotten} landed files that its sources took and are gone")
         done += self.held
         return f"{self.model}: {'; '.join(done) if done else 'nothing to do'}"
 
@@ -119,6 +122,7 @@ def maintain(spark: SparkSession, upkeep: Upkeep, readers: dict[str, list[Reader
     if changed:
         snapshot = _snapshot(spark, upkeep)
     done.log_files_deleted = _trim_log(spark, upkeep, snapshot, readers)
+    done.files_forgotten = seen_files.trim(upkeep.checkpoint)
     if vacuum:
         seconds, why = reader_need(spark, upkeep, snapshot, readers)
         if seconds is None:

@@ -45,7 +45,9 @@ def measure_attached(pairs: int, memory_runs: int, log_dir: Path, env: dict, tar
     runs before) and warms the driver; then `sides`, each side's NOOP_RUN arguments, alternating.
     The 1% side's new rows reach models the no-op side runs: run in turn with it, the no-op
     side would process them (the first run of this measure, at commit 4c4e955: 8.4 s, 7.1 s of it
-    in the four models downstream of silver_recordings)."""
+    in the four models downstream of silver_recordings). Each of `sides` runs once untimed
+    first: a driver's first batches of real rows are slower while its JIT compiles their code
+    (at commit a9e1877 the first three 1% runs took 10 s, the last two 6 s)."""
     start_s = driver("start", env, log_dir / "run_cost_driver_start.log")
     print(f"  warm driver started: {start_s:.1f} s", flush=True)
     try:
@@ -58,6 +60,9 @@ def measure_attached(pairs: int, memory_runs: int, log_dir: Path, env: dict, tar
         caught_up = run_side(noop[0], NOOP_RUN, 0)
         print(f"  attached catch-up (not measured): {caught_up['wall_s']:.1f} s", flush=True)
         runs = alternating_pairs({noop[0]: NOOP_RUN}, pairs, "attached", run_side)
+        for side in sides:  # the driver's first batches of real rows compile their code paths
+            warmed = run_side(side, NOOP_RUN, 0)
+            print(f"  attached {side} warm-up (not measured): {warmed['wall_s']:.1f} s", flush=True)
         runs.update(alternating_pairs(dict.fromkeys(sides, NOOP_RUN), pairs, "attached", run_side))
         memory = driver_memory(memory_runs, log_dir, env, target)
     finally:

@@ -230,7 +230,7 @@ def _build(
     if attached is not None:
         _session, _lakehouse, _attached = attached.session, lakehouse, attached.driver
         startup_seconds = attached.seconds
-        _say(f"Attached to the warm driver of {lakehouse.root} ({_driver_said(attached.driver)}) "
+        _say(f"{attach.ATTACHED_SAID} of {lakehouse.root} ({_driver_said(attached.driver)}) "
              f"in {attached.seconds:.2f} s: no JVM started (DBT_SPARK_STREAMING_ATTACH=0 starts one).")
         _query_errors_to_file(Path(spark_log_path(lakehouse)).with_name("pyspark.log"))
         _java_errors_through_callbacks(_session)

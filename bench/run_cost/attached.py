@@ -21,6 +21,7 @@ from statistics import median
 from bench.harness.child_process import alternating_pairs, module_command, run_child, timed_child
 from bench.latency.memory import megabytes, tree_resident
 from dbt_spark_streaming.driver import driver_file
+from dbt_spark_streaming.driver.attach import ATTACHED_SAID
 from dbt_spark_streaming.lakehouse import Lakehouse
 from python_runners import REPO_ROOT
 from python_runners.ops.dbt_invocation import PROFILES_DIR, target_args
@@ -99,7 +100,7 @@ def measure_show(log_dir: Path, env: dict, target: Path, times: int = 3) -> dict
                                    env=env, capture_output=True, text=True, cwd=REPO_ROOT, timeout=600)
             walls.append(time.perf_counter() - started)
             (log_dir / f"run_cost_show_{number}.log").write_text(shown.stdout + shown.stderr)
-            if shown.returncode != 0 or "Attached to the warm driver" not in shown.stderr:
+            if shown.returncode != 0 or ATTACHED_SAID not in shown.stderr:
                 raise RuntimeError(f"`dbt show` did not attach to the service:\n{shown.stdout}{shown.stderr}")
             print(f"  dbt show while the service serves {number}/{times}: {walls[-1]:.1f} s", flush=True)
     finally:

@@ -29,6 +29,9 @@ from dbt_spark_streaming.driver import driver_file
 from dbt_spark_streaming.driver.driver_file import DriverRecord
 
 ATTACH_VARIABLE = "DBT_SPARK_STREAMING_ATTACH"
+# The first words of the line a command says when it attaches, and when it will not.
+ATTACHED_SAID = "Attached to the warm driver"
+REFUSED_SAID = "Not using the warm driver"
 CONNECT_SECONDS = 1.0
 # Making a session and a py4j server takes a tenth of a second; a driver that takes longer than
 # this is busy or hung, and a command does not wait on it.
@@ -72,7 +75,7 @@ def try_attach(lakehouse_root: str, conf: Mapping[str, str],
         with _attaching:
             session = _attach(record, conf)
     except NotAttached as why:
-        note(f"Not using the warm driver (process {record.pid}): {why}; starting a JVM of this command's own.")
+        note(f"{REFUSED_SAID} (process {record.pid}): {why}; starting a JVM of this command's own.")
         return None
     return Attached(session, record, time.perf_counter() - started)
 

@@ -9,7 +9,7 @@ checkpoint (sources/initial_snapshot.py).
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 from pyspark.sql import SparkSession
 
@@ -74,11 +74,16 @@ def _source_log(checkpoint: str, source: int) -> str:
 
 
 def _source_log_entries(spark: SparkSession, log: str) -> dict[int, str]:
-    """A file source's log, by batch: `<batch>`, or `<batch>.compact` holding every batch up to it."""
+    return source_log_by_batch(hadoop_fs.list_names(spark, log))
+
+
+def source_log_by_batch(names: Iterable[str]) -> dict[int, str]:
+    """A file source's log from its folder's file names, by batch: `<batch>`, or
+    `<batch>.compact` holding every batch up to it (Hadoop's `.crc` files and others left out)."""
     entries = {}
-    for name in hadoop_fs.list_names(spark, log):
-        batch, _, suffix = name.partition(".")
-        if batch.isdigit() and suffix in ("", "compact"):
+    for name in names:
+        batch, dot, suffix = name.partition(".")
+        if batch.isdigit() and (not dot or suffix == "compact"):
             entries[int(batch)] = name
     return entries
 

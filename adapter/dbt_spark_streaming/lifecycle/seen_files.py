@@ -29,6 +29,7 @@ import json
 import os
 from typing import Optional
 
+from dbt_spark_streaming.jvm.checkpoint_log import source_log_by_batch
 from dbt_spark_streaming.jvm.hadoop_fs import local_path
 
 KEPT_BATCHES = 20
@@ -49,7 +50,7 @@ def trim(checkpoint: Optional[str]) -> int:
 
 
 def _trim_log(log: str) -> int:
-    batches = _batches(log)
+    batches = source_log_by_batch(os.listdir(log))
     compacted = [batch for batch, name in batches.items() if name.endswith(COMPACT_SUFFIX)]
     if not compacted:
         return 0
@@ -62,23 +63,15 @@ def _trim_log(log: str) -> int:
         return 0  # not a file source's log (a Kafka source keeps its first offsets here)
     recent = max(batches) - KEPT_BATCHES
     newest = max(entry["timestamp"] for entry in entries)
+    listings: dict[str, Optional[frozenset]] = {}
     kept = [line for line, entry in zip(lines, entries)
-            if entry["batchId"] > recent or entry["timestamp"] == newest or _still_there(entry["path"])]
+            if entry["batchId"] > recent or entry["timestamp"] == newest
+            or _still_there(entry["path"], listings)]
     dropped = len(lines) - len(kept)
     if dropped < MIN_DROPPED:
         return 0
     _replace(log, name, "\n".join([version, *kept]))
     return dropped
-
-
-def _batches(log: str) -> dict[int, str]:
-    """`<batch>` or `<batch>.compact`, by batch."""
-    found = {}
-    for name in os.listdir(log):
-        batch, dot, suffix = name.partition(".")
-        if batch.isdigit() and (not dot or "." + suffix == COMPACT_SUFFIX):
-            found[int(batch)] = name
-    return found
 
 
 def _file_entries(lines: list[str]) -> Optional[list[dict]]:
@@ -91,11 +84,18 @@ def _file_entries(lines: list[str]) -> Optional[list[dict]]:
     return entries
 
 
-def _still_there(uri: str) -> bool:
+def _still_there(uri: str, listings: dict[str, Optional[frozenset]]) -> bool:
     """Whether the file may be listed again. Kept when it is not a local path, or its folder is
-    missing: an unmounted landing folder has not lost its files, which would be read again."""
+    missing: an unmounted landing folder has not lost its files, which would be read again.
+    `listings` keeps each folder's names, listed once per trim (None for a missing folder)."""
     path = local_path(uri)
-    return path is None or os.path.exists(path) or not os.path.isdir(os.path.dirname(path))
+    if path is None:
+        return True
+    folder, name = os.path.split(path)
+    if folder not in listings:
+        listings[folder] = frozenset(os.listdir(folder)) if os.path.isdir(folder) else None
+    names = listings[folder]
+    return names is None or name in names
 
 
 def _replace(log: str, name: str, text: str) -> None:

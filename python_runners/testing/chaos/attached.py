@@ -10,12 +10,11 @@ from typing import Mapping
 
 from dbt_spark_streaming.commands.driver import ask_status
 from dbt_spark_streaming.driver import driver_file
+from dbt_spark_streaming.driver.attach import ATTACHED_SAID, REFUSED_SAID
 from dbt_spark_streaming.lakehouse import Lakehouse
 from python_runners.testing.logged_process import LoggedProcess
 from python_runners.testing.warm_driver import run_driver
 
-ATTACHED_LINE = "Attached to the warm driver"
-REFUSED_LINE = "Not using the warm driver"
 RELEASE_SECONDS = 60  # a bound for a driver that never releases its killed client
 
 
@@ -37,8 +36,8 @@ class ChaosDriver:
     def after_kill(self, client: LoggedProcess) -> str:
         """How the killed client stood; raises if it did not attach or the driver did not outlive it."""
         output = client.output()
-        if REFUSED_LINE in output:
-            raise AttachedRunFailed(f"the run did not attach: {_line_with(output, REFUSED_LINE)}")
+        if REFUSED_SAID in output:
+            raise AttachedRunFailed(f"the run did not attach: {_line_with(output, REFUSED_SAID)}")
         record = driver_file.read(self.lakehouse.root)
         if record is None:
             raise AttachedRunFailed("the warm driver died with its killed client")
@@ -48,7 +47,7 @@ class ChaosDriver:
                 raise AttachedRunFailed(f"the warm driver did not release its killed client within "
                                         f"{RELEASE_SECONDS} s: {asked}")
             time.sleep(0.1)
-        if ATTACHED_LINE not in output:
+        if ATTACHED_SAID not in output:
             return "killed before it attached; the warm driver serves on"
         return "attached; the warm driver released it and serves on"
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from dbt_spark_streaming.driver import driver_file
+from dbt_spark_streaming.driver.attach import ATTACHED_SAID, REFUSED_SAID
 from dbt_spark_streaming.lakehouse import Lakehouse
 from python_runners.demo.data import land_batch, recordings_folder
 from python_runners.testing import delta_log
@@ -20,7 +21,6 @@ from python_runners.testing.separate_lakehouse import separate_lakehouse_env
 from python_runners.testing.warm_driver import run_driver
 
 SELECTED = ("--select", "+device_counts")  # bronze_recordings, silver_recordings, device_counts
-ATTACHED = "Attached to the warm driver"
 TIMEOUT = 600  # a bound for a stuck run, not a speed target
 
 
@@ -65,8 +65,8 @@ def test_an_attached_run_writes_the_same_tables_as_a_run_of_its_own(spark, warm,
     on_its_own = run_dbt_process(["build", *SELECTED], alone_env, tmp_path / "alone_target")
 
     assert attached.returncode == 0, attached.stdout + attached.stderr
-    assert ATTACHED in attached.stderr and "no JVM started" in attached.stderr
-    assert on_its_own.returncode == 0 and ATTACHED not in on_its_own.stderr
+    assert ATTACHED_SAID in attached.stderr and "no JVM started" in attached.stderr
+    assert on_its_own.returncode == 0 and ATTACHED_SAID not in on_its_own.stderr
     for name in ("bronze.db/bronze_recordings", "silver.db/silver_recordings", "gold.db/device_counts"):
         # where a file landed and when bronze took it differ by lakehouse and run; the rest may not
         mine, theirs = (table(spark, where, name).drop("source_file", "ingested_at") for where in (lakehouse, alone))
@@ -85,7 +85,7 @@ def test_two_attached_runs_at_once_each_write_every_row_once(spark, warm, tmp_pa
         runs.append(PipelineProcess(["run", *SELECTED], env, tmp_path / name / "dbt.log"))
     for run in runs:
         assert run.wait(TIMEOUT) == 0, run.output()
-        assert run.log_contains(ATTACHED)
+        assert run.log_contains(ATTACHED_SAID)
     assert any(run.log_contains("waiting for process") for run in runs)  # one waited on the other's model
     assert_each_landed_once(spark, lakehouse, batches)
     status = run_driver("status", env)
@@ -97,7 +97,7 @@ def test_a_mismatched_driver_is_not_used_and_the_command_says_why(warm, tmp_path
     record = driver_file.read(lakehouse.root)
     other = run_dbt_process(["run", *SELECTED], {**env, "SPARK_DRIVER_MEMORY": "3g"}, tmp_path / "other")
     assert other.returncode != 0
-    assert (f"Not using the warm driver (process {record.pid}): its JVM started with "
+    assert (f"{REFUSED_SAID} (process {record.pid}): its JVM started with "
             "spark.driver.memory='4g', this command's would have '3g'") in other.stderr
     assert f"is in use by process {record.pid}" in other.stdout  # its own JVM: Derby is the driver's
 
@@ -118,7 +118,7 @@ def test_a_client_killed_mid_run_leaves_the_driver_serving_and_the_rerun_exact(s
     batches.append(land_batch(recordings_folder(lakehouse), records=50, files=1))
     rerun = run_dbt_process(["run", *SELECTED], env, tmp_path / "rerun")
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
-    assert ATTACHED in rerun.stderr  # the same driver, serving on
+    assert ATTACHED_SAID in rerun.stderr  # the same driver, serving on
     assert_each_landed_once(spark, lakehouse, batches)
 
 
@@ -133,14 +133,14 @@ def test_an_attached_run_beside_the_service_and_dbt_show_and_test_on_it(spark, t
         batches.append(land_batch(recordings_folder(lakehouse), records=80, files=2))
         attached = run_dbt_process(["run", *SELECTED], env, tmp_path / "attached")
         assert attached.returncode == 0, attached.stdout + attached.stderr
-        assert f"{ATTACHED} of {lakehouse.root} (the service, process" in attached.stderr
+        assert f"{ATTACHED_SAID} of {lakehouse.root} (the service, process" in attached.stderr
 
         shown = run_dbt_process(["show", "--select", "device_counts", "--limit", "3"], env, tmp_path / "show")
         assert shown.returncode == 0, shown.stdout + shown.stderr
         assert "total_recordings" in shown.stdout
         tested = run_dbt_process(["test", "--select", "device_counts"], env, tmp_path / "test")
         assert tested.returncode == 0, tested.stdout + tested.stderr
-        assert ATTACHED in tested.stderr and "ERROR=0" in tested.stdout and "PASS=0" not in tested.stdout
+        assert ATTACHED_SAID in tested.stderr and "ERROR=0" in tested.stdout and "PASS=0" not in tested.stdout
 
         batches.append(land_batch(recordings_folder(lakehouse), records=70, files=1))
         service.wait_for("the service's run of the newest batch",

@@ -33,4 +33,5 @@ def test_an_idle_jvm_collects_and_gives_memory_back(spark):
     bean = jvm.java.lang.management.ManagementFactory.getPlatformMXBean(
         jvm.java.lang.Class.forName("com.sun.management.HotSpotDiagnosticMXBean"))
     assert int(bean.getVMOption("G1PeriodicGCInterval").getValue()) > 0
+    assert bean.getVMOption("G1PeriodicGCInvokesConcurrent").getValue() == "false"  # a full one
     assert int(bean.getVMOption("MaxHeapFreeRatio").getValue()) < 100

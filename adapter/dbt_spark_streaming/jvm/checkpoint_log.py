@@ -17,6 +17,7 @@ from dbt_spark_streaming.jvm import hadoop_fs
 
 OFFSETS, COMMITS = "offsets", "commits"
 VOID_OFFSET = "-"  # Spark's offset-log line for a source without an offset
+COMPACT_SUFFIX = ".compact"  # a file source's log entry holding every batch up to its own
 
 
 def folder(checkpoint: str, log: str) -> str:
@@ -51,7 +52,7 @@ def files_seen(spark: SparkSession, checkpoint: str, source: int, through_batch:
     that batch (it holds every batch before it), then each batch after it."""
     log = _source_log(checkpoint, source)
     entries = _source_log_entries(spark, log)
-    compacted = [batch for batch, name in entries.items() if name.endswith(".compact") and batch <= through_batch]
+    compacted = [batch for batch, name in entries.items() if name.endswith(COMPACT_SUFFIX) and batch <= through_batch]
     first = max(compacted, default=0)
     return [path for batch in range(first, through_batch + 1) if batch in entries
             for path in _paths_logged(spark, log, entries[batch])]
@@ -83,7 +84,7 @@ def source_log_by_batch(names: Iterable[str]) -> dict[int, str]:
     entries = {}
     for name in names:
         batch, dot, suffix = name.partition(".")
-        if batch.isdigit() and (not dot or suffix == "compact"):
+        if batch.isdigit() and (not dot or dot + suffix == COMPACT_SUFFIX):
             entries[int(batch)] = name
     return entries
 

@@ -29,13 +29,12 @@ import json
 import os
 from typing import Optional
 
-from dbt_spark_streaming.jvm.checkpoint_log import source_log_by_batch
+from dbt_spark_streaming.jvm.checkpoint_log import COMPACT_SUFFIX, source_log_by_batch
 from dbt_spark_streaming.jvm.hadoop_fs import local_path
 
 KEPT_BATCHES = 20
 # Fewer entries to drop than this: not worth rewriting the file.
 MIN_DROPPED = 100
-COMPACT_SUFFIX = ".compact"
 
 
 def trim(checkpoint: Optional[str]) -> int:

@@ -151,6 +151,7 @@ def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str]
         # which this project does not write.
         "spark.sql.hive.filesourcePartitionFileCacheSize": "0",
         **checkpoint_file_manager(lakehouse.checkpoints),
+        **LOCAL_FILES,
         **loopback_driver(master),
     }
 
@@ -179,6 +180,24 @@ def checkpoint_file_manager(checkpoints: str) -> dict[str, str]:
     if not on_local_disk(checkpoints):
         return {}
     return {"spark.sql.streaming.checkpointFileManagerClass": _LOCAL_CHECKPOINT_FILE_MANAGER}
+
+
+# Local files (`file:` paths only; object stores and HDFS keep Spark's and Delta's choices):
+# - without Hadoop's checksum files. Its local file system writes a hidden `.crc` beside every
+#   file and lists it with it: each Delta commit was four files in `_delta_log` instead of two,
+#   and every snapshot update lists that folder (a 250-commit log: 11.2 ms a listing with
+#   them, 4.3 ms without; docs/BENCHMARKS.md section 7). Parquet and Delta keep checksums of
+#   their own; HDFS and object stores never had these.
+# - Delta's commits renamed through Hadoop's FileSystem, not FileContext, which starts
+#   `readlink` processes at every rename (as for checkpoints above): 36 processes a Delta
+#   append, 10 without both changes. Its local log store checks the target and renames under a
+#   lock of the JVM, as atomic as FileContext's local rename (also check, then rename); one
+#   writer per table across processes is the run lock's job (run_lock.py).
+LOCAL_FILES = {
+    "spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
+    "spark.hadoop.fs.AbstractFileSystem.file.impl": "org.apache.hadoop.fs.local.RawLocalFs",
+    "spark.delta.logStore.file.impl": "io.delta.storage.LocalLogStore",
+}
 
 
 def spark_log_path(lakehouse: Lakehouse) -> str:

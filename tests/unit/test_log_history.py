@@ -3,7 +3,7 @@ the latest, never after the first version a reader has not read."""
 
 from __future__ import annotations
 
-from dbt_spark_streaming.lifecycle.log_history import _last_version, cut_version
+from dbt_spark_streaming.lifecycle.log_history import _last_version, cut_version, doomed_names
 
 NOW = 10_000.0
 
@@ -40,3 +40,14 @@ def test_only_the_logs_versioned_files_are_counted_a_compaction_by_its_last_vers
     assert _last_version("00000000000000000007.checkpoint.parquet") == 7
     assert _last_version("00000000000000000010.00000000000000000019.compacted.json") == 19
     assert _last_version("_last_checkpoint") is None and _last_version("_sidecars") is None
+
+
+def test_the_files_before_the_cut_go_oldest_first_with_a_stale_checksum_of_the_last_checkpoint():
+    names = log(10, 20) + ["._last_checkpoint.crc", ".00000000000000000001.json.crc"]
+    doomed = doomed_names(names, 10)
+    assert doomed[:3] == [".00000000000000000000.json.crc", "00000000000000000000.crc",
+                          "00000000000000000000.json"]
+    assert {_last_version(name) for name in doomed[:-1]} == set(range(10))
+    assert doomed[-1] == "._last_checkpoint.crc"
+    assert "00000000000000000010.checkpoint.parquet" not in doomed
+    assert "_last_checkpoint" not in doomed

@@ -3,11 +3,12 @@ far back as nothing needs it.
 
 Delta reads a table's state from its latest checkpoint and the commits after it, but on local
 and HDFS storage it lists the whole `_delta_log` folder to find them, at every snapshot update:
-several times a batch. A table that commits every few seconds gains four files a commit (the
-commit, Delta's checksum and Hadoop's two `.crc` files), so each batch got slower the longer the
-service ran (docs/BENCHMARKS.md section 7: 3,205 files after an hour, 75 ms a listing). Delta's
-own clean-up removes only what is older than `delta.logRetentionDuration` *and* than the last
-midnight, and knows nothing of a stream that has not read a version yet.
+several times a batch. A table that commits every few seconds gained four files a commit (the
+commit, Delta's checksum and Hadoop's `.crc` of each, which session.py now turns off), so each
+batch got slower the longer the service ran (docs/BENCHMARKS.md section 7: 3,205 files after
+an hour, 75 ms a listing). Delta's own clean-up removes only what is older than
+`delta.logRetentionDuration` *and* than the last midnight, and knows nothing of a stream that
+has not read a version yet.
 
 Here the log is cut at a checkpoint: every file of the versions before the newest checkpoint
 that is older than `log_retention`, and not newer than the first version a streaming reader of the
@@ -30,6 +31,7 @@ from dbt_spark_streaming.jvm import hadoop_fs
 # 00000000000000000760.json, .00000000000000000760.json.crc, 00000000000000000760.crc,
 # 00000000000000000760.checkpoint.parquet, and a log compaction's 000...10.000...19.compacted.json
 _VERSIONED = re.compile(r"^\.?(\d{20})\.(?:(\d{20})\.compacted\.json|json|crc|checkpoint\.parquet)(?:\.crc)?$")
+_STALE_CHECKSUM = "._last_checkpoint.crc"
 _CHECKPOINT = re.compile(r"^(\d{20})\.checkpoint\.parquet$")
 
 
@@ -43,10 +45,18 @@ def trim(spark: SparkSession, location: str, keep_seconds: float, first_unread: 
     cut = cut_version(names, keep_seconds, first_unread, commit_time, now or time.time())
     if cut is None:
         return 0
+    doomed = doomed_names(names, cut)
+    hadoop_fs.delete_names(spark, log, doomed)
+    return len(doomed)
+
+
+def doomed_names(names: list[str], cut: int) -> list[str]:
+    """The log's files of versions before `cut`, oldest first, and a stale checksum of
+    `_last_checkpoint`: rewritten without Hadoop's checksums since (session.py), a reader that
+    still checks them would find it wrong."""
     doomed = sorted((version, name) for name in names
                     for version in [_last_version(name)] if version is not None and version < cut)
-    hadoop_fs.delete_names(spark, log, [name for _, name in doomed])
-    return len(doomed)
+    return [name for _, name in doomed] + [name for name in names if name == _STALE_CHECKSUM]
 
 
 def cut_version(names: list[str], keep_seconds: float, first_unread: Optional[int],

@@ -15,7 +15,7 @@ KILLS ?= 20
 export SPARK_EXTRA_JARS_DIR := $(CURDIR)/.jars
 SEED ?= 1
 
-.PHONY: setup kafka-jars run lint test test-fast test-unit test-session test-adapter test-processes serve status stop report chaos cluster-start cluster-run cluster-stop bench bench-run-cost bench-modes bench-cdc bench-expectations bench-unit-tests bench-file-pushdown bench-landing-listing bench-latency bench-soak clean
+.PHONY: setup kafka-jars run lint test test-fast test-unit test-session test-adapter test-processes serve status stop report chaos cluster-start cluster-run cluster-stop bench bench-run-cost bench-modes bench-cdc bench-expectations bench-unit-tests bench-file-pushdown bench-landing-listing bench-delta-commit bench-latency bench-soak clean
 
 setup: $(INSTALLED) $(JARS) $(KAFKA_JARS)
 
@@ -173,6 +173,11 @@ bench-file-pushdown: setup
 # machine (taking 100,000 tiny files is most of it); prints the figures of docs/BENCHMARKS.md section 12.
 bench-landing-listing: setup
 	$(BIN)/python -m bench.landing_listing $(BENCH_ARGS)
+
+# One-row Delta appends to a local table with the session's local-file settings and with Hadoop's
+# and Delta's defaults; about 3 minutes; prints the figures of docs/BENCHMARKS.md section 13.
+bench-delta-commit: setup
+	$(BIN)/python -m bench.delta_commit $(BENCH_ARGS)
 
 # Always-on latency (three hops, then all nine models) with its per-hop, per-phase breakdown, and
 # update vs complete at 1M keys; about 15 minutes; rewrites sections 3 and 5 of docs/BENCHMARKS.md.

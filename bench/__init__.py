@@ -19,6 +19,8 @@ section (its doc.py or report.py):
 - file_pushdown/: 11. Filter pushdown off (`python -m bench.file_pushdown`, `make bench-file-pushdown`).
 - landing_listing/: 12. Listing a landing folder, with and without cleaning it up
   (`python -m bench.landing_listing`, `make bench-landing-listing`).
+- delta_commit/: 13. A Delta commit to a local table, with the session's local-file settings and
+  with the defaults (`python -m bench.delta_commit`, `make bench-delta-commit`).
 - harness/: what they share: timing and medians, child processes and fresh lakehouses, a run's
   record and steps, foreachBatch phase clocks, the machine's description, and the document
   plumbing (tables, replacing a section in place).

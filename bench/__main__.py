@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bench.cdc.doc import CDC_HEADING, cdc_section
 from bench.document import body, document, summary_line
-from bench.harness.doc import BENCHMARKS_DOC, replace_section, section_of
+from bench.harness.doc import BENCHMARKS_DOC, keep_sections, replace_section, section_of
 from bench.harness.machine import describe
 from bench.harness.run import Run, Steps, command_line
 from bench.latency.measure import measure_latency
@@ -123,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         for name, (heading, _) in OWN_SECTIONS.items():
             kept = section_of(earlier, heading) if name not in results else None
             text = replace_section(text, kept) if kept else text
-        args.doc.write_text(text)
+        # Sections this run does not write (the soak's history, the benchmarks run apart) stay.
+        args.doc.write_text(keep_sections(text, earlier))
     print()
     print("\n".join(
         [line for name in args.parts for line in OWN_SECTIONS[name][1](results[name])] if only_own

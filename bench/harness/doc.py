@@ -64,6 +64,28 @@ def section_of(document_text: str, heading: str) -> list[str] | None:
     return lines[bounds[0]:bounds[1]] if bounds else None
 
 
+def section_headings(document_text: str) -> list[str]:
+    """The document's `## ` headings, in order."""
+    return [line.strip() for line in document_text.split("\n") if line.startswith("## ")]
+
+
+def keep_sections(document_text: str, earlier_text: str) -> str:
+    """The document with every section of `earlier_text` that it lacks, each put after the
+    section that came before it there (a run that does not write a section keeps it)."""
+    previous = None
+    for heading in section_headings(earlier_text):
+        lines = document_text.rstrip("\n").split("\n")
+        if _section_bounds(lines, heading) is None:
+            section = section_of(earlier_text, heading)
+            after = _section_bounds(lines, previous) if previous else None
+            if after is None:
+                document_text = replace_section(document_text, section)
+            else:
+                document_text = "\n".join(lines[:after[1]] + section + lines[after[1]:]).rstrip("\n") + "\n"
+        previous = heading
+    return document_text
+
+
 def replace_section(document_text: str, section: list[str]) -> str:
     """The document with the section headed like `section` replaced by it (added before the
     closing summary block if it has none); everything else as it was."""

@@ -25,17 +25,20 @@ from pathlib import Path
 from statistics import median
 
 from bench.harness.child_process import child_result
-from bench.harness.fresh_lakehouse import bench_folder, use_fresh_bench_lakehouse
+from bench.harness.fresh_lakehouse import bench_folder, fresh_session
 from bench.harness.machine import code_version, load_average
 from bench.harness.run import Run, command_line
 from bench.harness.stats import nearest_rank
+from dbt_spark_streaming.session import LOCAL_FILES
 
-# What Hadoop and Delta use for `file:` paths when nothing is set.
-DEFAULTS = {
+# What Hadoop and Delta use for `file:` paths when nothing is set, for each of the session's
+# settings (a setting added there without its default here fails at once).
+_DEFAULT_OF = {
     "spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.LocalFileSystem",
     "spark.hadoop.fs.AbstractFileSystem.file.impl": "org.apache.hadoop.fs.local.LocalFs",
     "spark.delta.logStore.file.impl": "io.delta.storage.HDFSLogStore",
 }
+DEFAULTS = {key: _DEFAULT_OF[key] for key in LOCAL_FILES}
 SIDES = ("defaults", "session")
 WARM_UP = 20
 LISTINGS = 50
@@ -62,12 +65,7 @@ def pids_since(first: int) -> int:
 
 
 def measure_side(side: str, appends: int) -> dict:
-    use_fresh_bench_lakehouse("delta_commit")
-    from dbt_spark_streaming.lakehouse import Lakehouse
-    from dbt_spark_streaming.session import get_or_create_session
-
-    lakehouse = Lakehouse.from_env()
-    spark = get_or_create_session(lakehouse, extra_conf=DEFAULTS if side == "defaults" else None)
+    spark, lakehouse = fresh_session("delta_commit", DEFAULTS if side == "defaults" else None)
     table = f"{lakehouse.warehouse}/appended"
     row = spark.range(1)
     row.write.format("delta").save(table)

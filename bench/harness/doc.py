@@ -78,10 +78,8 @@ def keep_sections(document_text: str, earlier_text: str) -> str:
         if _section_bounds(lines, heading) is None:
             section = section_of(earlier_text, heading)
             after = _section_bounds(lines, previous) if previous else None
-            if after is None:
-                document_text = replace_section(document_text, section)
-            else:
-                document_text = "\n".join(lines[:after[1]] + section + lines[after[1]:]).rstrip("\n") + "\n"
+            document_text = (replace_section(document_text, section) if after is None
+                             else _splice(lines, (after[1], after[1]), section))
         previous = heading
     return document_text
 
@@ -94,6 +92,11 @@ def replace_section(document_text: str, section: list[str]) -> str:
     if bounds is None:
         at = next((i for i in range(len(lines)) if _closing_summary(lines, i)), len(lines))
         bounds = (at, at)
+    return _splice(lines, bounds, section)
+
+
+def _splice(lines: list[str], bounds: tuple[int, int], section: list[str]) -> str:
+    """The document's lines with those between `bounds` replaced by `section`."""
     return "\n".join(lines[:bounds[0]] + list(section) + lines[bounds[1]:]).rstrip("\n") + "\n"
 
 

@@ -45,12 +45,13 @@ def use_fresh_bench_lakehouse(name: str) -> str:
     return str(folder)
 
 
-def fresh_session(name: str):
-    """The project's Spark session on an empty .lakehouse/bench/<name>, and that Lakehouse."""
+def fresh_session(name: str, extra_conf: dict[str, str] | None = None):
+    """The project's Spark session on an empty .lakehouse/bench/<name> (with `extra_conf` over
+    the session's settings), and that Lakehouse."""
     use_fresh_bench_lakehouse(name)
     # Imported only now, so nothing can build a session before LAKEHOUSE_DIR points at the bench.
     from dbt_spark_streaming.lakehouse import Lakehouse
     from dbt_spark_streaming.session import get_or_create_session
 
     lakehouse = Lakehouse.from_env()
-    return get_or_create_session(lakehouse), lakehouse
+    return get_or_create_session(lakehouse, extra_conf=extra_conf), lakehouse

@@ -22,6 +22,7 @@ from dbt_spark_streaming.jvm.plans import StreamingInput
 from dbt_spark_streaming.serve import backoff, input_watches
 from dbt_spark_streaming.serve.dataflow import (
     NO_TARGET_SLACK_SECONDS, Dataflow, RunResult, ScheduledModel, polling_interval, runs_at_once,
+    served_conf,
 )
 from dbt_spark_streaming.commands.service import lag_said
 
@@ -352,3 +353,10 @@ def test_maintenance_takes_a_run_slot_by_deadline_and_never_beside_its_own_model
     finally:
         release.set()
         flow.stop(lambda queries: None)
+
+
+def test_served_runs_read_a_small_batch_as_one_partition_unless_the_profile_says_otherwise():
+    conf = _Conf()
+    assert served_conf(SimpleNamespace(conf=conf))["spark.sql.files.minPartitionNum"] == "1"
+    conf.set("spark.sql.files.minPartitionNum", "8")  # the profile's
+    assert "spark.sql.files.minPartitionNum" not in served_conf(SimpleNamespace(conf=conf))

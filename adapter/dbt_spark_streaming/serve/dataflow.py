@@ -84,6 +84,16 @@ POLLING_INTERVAL = "1 second"
 SERVED_RUN_CONF = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 CODEGEN_VARIABLE = "STREAM_SERVE_CODEGEN"
 
+# Spark splits a file scan into at least one read partition per core when it can
+# (spark.sql.files.minPartitionNum, unset, is the default parallelism), and each read partition
+# of a batch becomes a file of the table it appends to: a wave of a few landed files was two
+# files a batch in bronze on 2 cores, and silver, reading those two, wrote two as well. Each is
+# a tombstone in the log once compaction takes it (the 60-minute soak: 1,067 with two; section 7
+# of docs/BENCHMARKS.md). With one, a served batch is read as partitions of
+# spark.sql.files.maxPartitionBytes (128 MB): one for a wave, as many as before for a backlog
+# over twice that, one task for what lies between. A value the profile sets is kept.
+SERVED_READ_CONF = {"spark.sql.files.minPartitionNum": "1"}
+
 Log = Callable[[str], None]
 
 
@@ -194,7 +204,7 @@ class Dataflow:
         self._writer: dict[tuple, ScheduledModel] = {}
         self._output_since: dict[tuple, float] = {}
         self._recheck_at = time.time() + RECHECK_SECONDS
-        self._conf_before = _set_conf(spark, {} if os.environ.get(CODEGEN_VARIABLE) == "1" else SERVED_RUN_CONF)
+        self._conf_before = _set_conf(spark, served_conf(spark))
         for model in self.models:
             if model.output:
                 self._writer[hadoop_fs.file_key(model.output)] = model
@@ -442,6 +452,13 @@ class Dataflow:
         if found.format == "delta":
             return input_watches.PolledWatch(lambda: delta_log.version_listed(spark, path))
         return input_watches.PolledWatch(lambda: frozenset(hadoop_fs.files_under(spark, path)))
+
+
+def served_conf(spark: SparkSession) -> dict[str, str]:
+    """The settings the scheduler's queries start with while serving."""
+    codegen = {} if os.environ.get(CODEGEN_VARIABLE) == "1" else SERVED_RUN_CONF
+    reads = {key: value for key, value in SERVED_READ_CONF.items() if spark.conf.get(key, None) is None}
+    return {**codegen, **reads}
 
 
 def _set_conf(spark: SparkSession, settings: dict[str, Optional[str]]) -> dict[str, Optional[str]]:

@@ -155,3 +155,16 @@ def test_every_spelling_of_a_local_file_is_the_same_file():
     assert hadoop_fs.file_key("file:///x/a b.json") == hadoop_fs.file_key("file:/x/a%20b.json")
     assert hadoop_fs.file_key("s3a://bucket/x") != hadoop_fs.file_key("file:/x")
     assert hadoop_fs.local_path("s3a://bucket/x") is None and hadoop_fs.local_path("/x") == "/x"
+
+
+def test_a_delta_input_with_a_version_unread_starts_the_query_without_asking_its_table_id(
+    tmp_path, inputs, monkeypatch
+):
+    # Once the log's first commit is trimmed, the id comes from the table's state: a Delta
+    # snapshot (its log listed again) that a served run with news need not pay.
+    def not_needed(spark, path):
+        raise AssertionError("the table's id read for an input with news")
+
+    inputs.append(StreamingInput("delta", delta_table(tmp_path / "t", latest=5)))
+    monkeypatch.setattr(up_to_date.delta_log, "table_id", not_needed)
+    assert up_to_date.nothing_new(None, checkpoint_at(tmp_path / "cp", 5, [delta_offset(4)]), None) is None

@@ -126,9 +126,11 @@ def _delta_unchanged(spark: SparkSession, path: str, position: dict) -> bool:
     if int(position.get("index", DELTA_BASE_INDEX)) != DELTA_BASE_INDEX:
         return False  # inside a version: the rest of its files may be still to read
     latest = delta_log.version_listed(spark, path)
-    if latest < 0 or delta_log.table_id(spark, path) != position.get("reservoirId"):
-        return False  # gone, or another table (made again under the path, or another input's line)
-    return latest < int(position["reservoirVersion"])
+    if latest < 0 or latest >= int(position["reservoirVersion"]):
+        return False  # gone, or a version the stream has not read: the usual case when served
+    # The same table, not one made again under the path (or another input's line). Once the log's
+    # first commit is trimmed, its id comes from the table's state: only asked when it matters.
+    return delta_log.table_id(spark, path) == position.get("reservoirId")
 
 
 def _is_glob(path: str) -> bool:

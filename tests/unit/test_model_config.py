@@ -281,7 +281,7 @@ def test_the_watermark_and_the_trigger_agree_on_intervals():
 
 def test_maintenance_settings_become_the_tables_retention_properties():
     config = read(node(file_retention="1 hour", rollback_window="2 days"))
-    assert config.maintenance.file_retention == "1 hour" and config.maintenance.log_retention == "10 minutes"
+    assert config.maintenance.file_retention == "1 hour" and config.maintenance.log_retention == "2 minutes"
     assert config.tblproperties["delta.deletedFileRetentionDuration"] == "interval 1 hour"
     # Delta's own clean-up, which knows no guard, keeps at least what a rollback may need
     assert config.tblproperties["delta.logRetentionDuration"] == "interval 2 days"

@@ -149,7 +149,7 @@ DESCRIPTIONS: Mapping[str, Description] = {
         "how far back the table's history reaches (time travel, DESCRIBE HISTORY): maintenance "
         "deletes older log files unless a rollback inside `rollback_window` or a stream not yet "
         "caught up needs them; a longer history slows each commit on local and HDFS storage",
-        "`'10 minutes'`"),
+        f"`'{maintenance.DEFAULT_LOG_RETENTION}'`"),
     # cdc_table's change feed (config/cdc.py); names after Lakeflow's AUTO CDC
     "keys": Description("a column or list of columns identifying a row of the described table",
                         "required"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from dbt_spark_streaming.jvm.session_settings import settings_for_now
 from dbt_spark_streaming.serve.dataflow import served_conf
 
 
@@ -29,11 +30,5 @@ def _files_per_hop(spark, root: Path) -> tuple[int, int]:
 def test_a_served_batch_of_small_files_is_one_file_in_each_hop(spark, tmp_path):
     assert spark.sparkContext.defaultParallelism > 1  # else Spark's default gives one already
     assert min(_files_per_hop(spark, tmp_path / "plain")) > 1
-    served = served_conf(spark)
-    for key, value in served.items():
-        spark.conf.set(key, value)
-    try:
+    with settings_for_now(spark, served_conf(spark)):
         assert _files_per_hop(spark, tmp_path / "served") == (1, 1)
-    finally:
-        for key in served:
-            spark.conf.unset(key)

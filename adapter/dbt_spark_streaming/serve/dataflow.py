@@ -40,7 +40,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from dbt_spark_streaming.jvm import hadoop_fs
+from dbt_spark_streaming.jvm import hadoop_fs, session_settings
 from dbt_spark_streaming.delta import log as delta_log
 from dbt_spark_streaming.jvm.plans import StreamingInput
 from dbt_spark_streaming.errors import StreamingModelError, root_cause
@@ -204,7 +204,7 @@ class Dataflow:
         self._writer: dict[tuple, ScheduledModel] = {}
         self._output_since: dict[tuple, float] = {}
         self._recheck_at = time.time() + RECHECK_SECONDS
-        self._conf_before = _set_conf(spark, served_conf(spark))
+        self._conf_before = session_settings.set_settings(spark, served_conf(spark))
         for model in self.models:
             if model.output:
                 self._writer[hadoop_fs.file_key(model.output)] = model
@@ -432,7 +432,7 @@ class Dataflow:
         """Stop the runs in progress after their current batch; wait for their threads."""
         stop_between_batches(self.queries())
         self._pool.shutdown(wait=True, cancel_futures=True)
-        _set_conf(self.spark, self._conf_before)
+        session_settings.set_settings(self.spark, self._conf_before)
         for model in self.models:
             if model.running is not None and model.running.done() and not model.running.cancelled():
                 try:
@@ -459,14 +459,3 @@ def served_conf(spark: SparkSession) -> dict[str, str]:
     codegen = {} if os.environ.get(CODEGEN_VARIABLE) == "1" else SERVED_RUN_CONF
     reads = {key: value for key, value in SERVED_READ_CONF.items() if spark.conf.get(key, None) is None}
     return {**codegen, **reads}
-
-
-def _set_conf(spark: SparkSession, settings: dict[str, Optional[str]]) -> dict[str, Optional[str]]:
-    """Set (None: unset) each setting on the session; returns what they were."""
-    before = {key: spark.conf.get(key, None) for key in settings}
-    for key, value in settings.items():
-        if value is None:
-            spark.conf.unset(key)
-        else:
-            spark.conf.set(key, value)
-    return before

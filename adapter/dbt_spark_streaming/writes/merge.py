@@ -17,6 +17,7 @@ from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from dbt_spark_streaming.jvm import plans
+from dbt_spark_streaming.jvm.session_settings import settings_for_now
 from dbt_spark_streaming.writes import commit_faults
 from dbt_spark_streaming.writes.idempotent_batches import delta_transaction, once_per_batch
 from dbt_spark_streaming.writes.key_bounds import batch_bounds, bound_aggregates, key_fields
@@ -63,7 +64,7 @@ def source_already_materialized(spark: SparkSession) -> Iterator[None]:
     """Delta copies a MERGE source that is not a plain Delta scan before its two passes, so both
     see the same rows; the checkpointed batch already is such a copy (a lost block fails the
     MERGE, it is never recomputed), and copying it again is one more job per batch."""
-    with _set_for_now(spark, MATERIALIZE_SOURCE, "none"):
+    with settings_for_now(spark, {MATERIALIZE_SOURCE: "none"}):
         yield
 
 
@@ -89,22 +90,8 @@ def planned_once(spark: SparkSession) -> Iterator[None]:
     """A small batch's own steps planned whole, not stage by stage: adaptive execution runs each
     shuffle stage of a query as a Spark job of its own (~0.1 s each on 2 cores) to re-plan after
     it, which on a few thousand rows only adds jobs."""
-    with _set_for_now(spark, ADAPTIVE, "false"):
+    with settings_for_now(spark, {ADAPTIVE: "false"}):
         yield
-
-
-@contextmanager
-def _set_for_now(spark: SparkSession, key: str, value: str) -> Iterator[None]:
-    """The session's setting `key` at `value` inside the block, as it was after it."""
-    before = spark.conf.get(key, None)
-    spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        if before is None:
-            spark.conf.unset(key)
-        else:
-            spark.conf.set(key, before)
 
 
 def release(checkpointed: DataFrame) -> None:

@@ -11,6 +11,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from types import SimpleNamespace
 
 import pytest
+from dict_conf import DictConf
 
 from dbt_spark_streaming.config.common import ModelConfigError
 from dbt_spark_streaming.config.maintenance import Maintenance
@@ -159,20 +160,6 @@ def _later(path) -> None:
     path.write_text("{}\n")
 
 
-class _Conf:
-    def __init__(self):
-        self.values = {}
-
-    def get(self, key, default=None):
-        return self.values.get(key, default)
-
-    def set(self, key, value):
-        self.values[key] = value
-
-    def unset(self, key):
-        self.values.pop(key, None)
-
-
 def _served(name: str, reads: tuple = (), target_lag=None, tmp=None, maintained=False) -> ScheduledModel:
     config = SimpleNamespace(model=name, maintenance=Maintenance(enabled=maintained), checkpoint=f"{tmp}/cp/{name}")
     write = SimpleNamespace(model=name, query_name=f"s.{name}", checkpoint=f"{tmp}/cp/{name}",
@@ -187,7 +174,7 @@ def test_a_target_lag_gives_priority_to_its_model_and_to_what_feeds_it(tmp_path)
     models = [landing, _served("silver", ("bronze",), tmp=tmp_path),
               _served("windows", ("silver",), tmp=tmp_path),
               _served("gold", ("silver",), target_lag=5.0, tmp=tmp_path)]
-    flow = Dataflow(SimpleNamespace(conf=_Conf()), models, log=print, wake=threading.Event())
+    flow = Dataflow(SimpleNamespace(conf=DictConf()), models, log=print, wake=threading.Event())
     try:
         assert flow._slack == {"s.bronze": 5.0, "s.silver": 5.0, "s.gold": 5.0, "s.windows": NO_TARGET_SLACK_SECONDS}
         models[2].mark_pending(100.0)  # waiting longer, but without a target
@@ -202,7 +189,7 @@ def test_a_target_lag_gives_priority_to_its_model_and_to_what_feeds_it(tmp_path)
 def test_the_service_says_which_model_misses_its_target_and_when_it_meets_it_again(tmp_path):
     said = []
     gold = _served("gold", target_lag=5.0, tmp=tmp_path)
-    flow = Dataflow(SimpleNamespace(conf=_Conf()), [gold], log=said.append, wake=threading.Event())
+    flow = Dataflow(SimpleNamespace(conf=DictConf()), [gold], log=said.append, wake=threading.Event())
     try:
         gold.mark_pending(100.0)
         flow._say_missed_targets(now=103.0)
@@ -243,7 +230,7 @@ def test_a_model_failing_again_and_again_is_set_aside_and_the_others_serve_on(tm
     models = [_served("bronze", tmp=tmp_path), _served("silver", ("bronze",), tmp=tmp_path),
               _served("other", tmp=tmp_path)]
     bronze, silver, other = models
-    flow = Dataflow(SimpleNamespace(conf=_Conf()), models, log=said.append, wake=threading.Event())
+    flow = Dataflow(SimpleNamespace(conf=DictConf()), models, log=said.append, wake=threading.Event())
     try:
         _fail(flow, bronze, backoff.MAX_FAILURES_IN_A_ROW - 1)
         assert not bronze.set_aside and bronze.state.startswith("retrying after a failure in")
@@ -271,7 +258,7 @@ def test_serving_stops_only_when_every_model_is_set_aside(tmp_path):
     from dbt_spark_streaming.run.serving import _refuse_if_nothing_serves
 
     models = [_served("bronze", tmp=tmp_path), _served("other", tmp=tmp_path)]
-    flow = Dataflow(SimpleNamespace(conf=_Conf()), models, log=lambda line: None, wake=threading.Event())
+    flow = Dataflow(SimpleNamespace(conf=DictConf()), models, log=lambda line: None, wake=threading.Event())
     try:
         _fail(flow, models[0], backoff.MAX_FAILURES_IN_A_ROW)
         _refuse_if_nothing_serves([], flow)  # other still serves
@@ -289,7 +276,7 @@ def test_the_pause_doubles_then_a_set_aside_model_is_tried_every_few_minutes():
 
 def test_a_served_tables_maintenance_is_due_every_few_runs_and_every_few_minutes(tmp_path, monkeypatch):
     bronze = _served("bronze", tmp=tmp_path, maintained=True)
-    flow = Dataflow(SimpleNamespace(conf=_Conf()), [bronze], log=print, wake=threading.Event())
+    flow = Dataflow(SimpleNamespace(conf=DictConf()), [bronze], log=print, wake=threading.Event())
     try:
         schedule = bronze.upkeep
         assert schedule.check_every_runs == served_upkeep.COMPACT_AT_FILES // 4
@@ -321,7 +308,7 @@ def test_maintenance_takes_a_run_slot_by_deadline_and_never_beside_its_own_model
     said = []
     bronze = _served("bronze", tmp=tmp_path, maintained=True)
     silver = _served("silver", ("bronze",), tmp=tmp_path, maintained=True)
-    flow = Dataflow(SimpleNamespace(conf=_Conf()), [bronze, silver], log=said.append, wake=threading.Event())
+    flow = Dataflow(SimpleNamespace(conf=DictConf()), [bronze, silver], log=said.append, wake=threading.Event())
     passes = []
     release = threading.Event()
 
@@ -356,7 +343,7 @@ def test_maintenance_takes_a_run_slot_by_deadline_and_never_beside_its_own_model
 
 
 def test_served_runs_read_a_small_batch_as_one_partition_unless_the_profile_says_otherwise():
-    conf = _Conf()
+    conf = DictConf()
     assert served_conf(SimpleNamespace(conf=conf))["spark.sql.files.minPartitionNum"] == "1"
     conf.set("spark.sql.files.minPartitionNum", "8")  # the profile's
     assert "spark.sql.files.minPartitionNum" not in served_conf(SimpleNamespace(conf=conf))

@@ -6,28 +6,13 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+from dict_conf import DictConf
 
 from dbt_spark_streaming.jvm.session_settings import set_settings, settings_for_now
 
 
-class _Conf:
-    """The three calls of a session's RuntimeConfig the helper uses, over a dict."""
-
-    def __init__(self, values: dict[str, str]):
-        self.values = dict(values)
-
-    def get(self, key, default=None):
-        return self.values.get(key, default)
-
-    def set(self, key, value):
-        self.values[key] = value
-
-    def unset(self, key):
-        self.values.pop(key, None)
-
-
 def _session(**values: str):
-    return SimpleNamespace(conf=_Conf(values))
+    return SimpleNamespace(conf=DictConf(values))
 
 
 def test_a_block_sees_its_settings_and_the_session_gets_its_own_back():

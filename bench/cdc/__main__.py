@@ -39,7 +39,7 @@ from bench.cdc.measure import SCHEMA, check_tables, measure_size
 from bench.cdc.phases import PhaseClock
 from bench.harness.doc import add_doc_arguments, publish_section
 from bench.harness.fresh_lakehouse import fresh_session
-from bench.harness.machine import code_version, spark_line
+from bench.harness.machine import code_version, spark_line, versions_tag
 from bench.harness.run import Run, command_line
 from bench.harness.stats import count_or_share, minutes_and_seconds, size_label
 
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
 def summary_line(result: dict) -> str:
     return "bench cdc: " + " ".join(
         f"{row['stored_as']}_s_{size_label(row['keys'])}={row['median_s']:.2f}" for row in result["rows"]
-    )
+    ) + " " + versions_tag()
 
 
 if __name__ == "__main__":

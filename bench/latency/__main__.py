@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from bench.harness.doc import BENCHMARKS_DOC, read_document, replace_section
+from bench.harness.machine import versions_tag
 from bench.harness.run import Run, Steps, command_line
 from bench.latency.measure import measure_latency
 from bench.latency.report import latency_section, latency_summary
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"bench latency: {name} {value:.1f} (target < {target}): {'met' if value < target else 'NOT met'}")
     print("bench latency: " + " ".join(
         f"{name}={'n/a' if value is None else format(value, '.0f' if name.endswith('_ms') else '.2f')}"
-        for name, value in figures.items()))
+        for name, value in figures.items()) + " " + versions_tag())
     return 0
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from statistics import median
 from typing import Callable
 
+from bench.harness.machine import versions_tag
 from bench.harness.stats import medians, size_label
 from bench.overhead.report import overhead_summary
 from bench.recompute.report import recompute_rows
@@ -113,7 +114,7 @@ def summary_line(found: dict[str, float | None]) -> str:
         f"noop_attached_over_plain_start={_ratio(found['noop_attached_over_plain_start'])} "
         f"one_pct_attached_over_noop_attached={_ratio(found['one_pct_attached_over_noop_attached'])} "
         f"show_attached_s={_ratio(found['show_attached_s'])} "
-        f"driver_rss_200_over_10={_ratio(found['driver_rss_200_over_10'])}"
+        f"driver_rss_200_over_10={_ratio(found['driver_rss_200_over_10'])} {versions_tag()}"
     )
 
 

@@ -75,6 +75,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _fetch_jars(kafka_broker: bool) -> int:
+    if not kafka_broker:
+        from dbt_spark_streaming.java_runtime import choose_java, describe
+
+        print(describe(choose_java()))  # a Java Spark cannot run on stops the set-up here
     if kafka_broker:
         from python_runners.infra import kafka_broker_jars as fetched
     else:

@@ -40,10 +40,8 @@ def delta_coordinates() -> str:
     return f"io.delta:delta-spark_{spark}_{SCALA_BINARY}:{metadata.version('delta-spark')}"
 
 
-# Spark's Kafka connector, for Kafka sources: 4.1.1, whose own dependencies Maven Central has
-# whole (it has no spark-token-provider-kafka-0-10 4.1.3, which the connector 4.1.3 asks for).
-# pyspark 4.1's other jars link against it.
-KAFKA_CONNECTOR = f"org.apache.spark:spark-sql-kafka-0-10_{SCALA_BINARY}:4.1.1"
+# Spark's Kafka connector, for Kafka sources, at pyspark's own version.
+KAFKA_CONNECTOR = f"org.apache.spark:spark-sql-kafka-0-10_{SCALA_BINARY}:{pyspark.__version__}"
 # The JDBC driver of a shared Hive metastore in PostgreSQL (a cluster's metastore_url). Hive's
 # client finds it on the driver's own class path only, so a session that needs it cannot be the
 # one that fetches it: `dbt-spark-streaming jars` fetches everything ahead.
@@ -93,10 +91,15 @@ def class_paths(master: str, driver_jars: list[str] | None = None) -> tuple[list
 def resolution_conf() -> dict[str, str]:
     """For a session started while JARS_DIR holds no jar: Spark fetches Delta Lake and its Kafka
     connector from Maven Central as it starts (its own Ivy resolution, into the user's cache)."""
-    ivy = user_cache() / "ivy"
+    # Ivy copies what it resolves into <ivy home>/jars, which keep_resolved_jars takes whole: a
+    # home of its own for each set of jars (JARS_DIR's name), so that the jars of a version
+    # resolved before (Delta's for another Spark) never join them. Downloads are shared.
+    shared = user_cache() / "ivy"
+    ivy = shared / "homes" / JARS_DIR.name
+    shutil.rmtree(ivy / "jars", ignore_errors=True)
     ivy.mkdir(parents=True, exist_ok=True)
     settings = ivy / "ivysettings.xml"
-    settings.write_text(_IVY_SETTINGS.format(cache=ivy / "cache", central=MAVEN_CENTRAL))
+    settings.write_text(_IVY_SETTINGS.format(cache=shared / "cache", central=MAVEN_CENTRAL))
     return {"spark.jars.packages": ",".join(packages()), "spark.jars.ivy": str(ivy),
             "spark.jars.ivySettings": str(settings)}
 

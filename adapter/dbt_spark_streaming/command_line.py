@@ -110,6 +110,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         return operations.main(argv[0], argv[1:])
     args = parser.parse_args(argv)
     if args.command == "jars":
+        from dbt_spark_streaming.java_runtime import choose_java, describe
+
+        print(describe(choose_java()))
         jars = fetch_jars()
         print(f"{len(jars)} jars in {Path(jars[0]).parent}")
         return 0

@@ -266,6 +266,14 @@ def explain(model: str, error: BaseException) -> StreamingModelError:
             f"another command runs it). The running query keeps the table current; to run the "
             f"model yourself, stop the service first (`dbt-spark-streaming stop`)."
         )
+    if "UNNAMED_STREAMING_SOURCES_WITH_ENFORCEMENT" in text:
+        return StreamingModelError(
+            f"Model {model} streams from an input written in a form that gets no name, and every "
+            f"streaming input needs one (its checkpoint keeps its offsets by it). Read upstream "
+            f"tables as stream({{{{ ref('<model>') }}}}) or stream({{{{ source('<source>', '<table>') }}}}) "
+            f"(optionally `identified by <name>` after it), and files or Kafka through a source "
+            f"declared with meta.stream.\nSpark said: {first_line[:400]}"
+        )
     if "Queries without streaming sources" in text:
         return StreamingModelError(
             f"Model {model} is a streaming_table but reads no stream. Read at least one input "

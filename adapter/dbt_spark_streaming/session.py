@@ -28,6 +28,8 @@ from pyspark.sql import SparkSession
 from dbt_spark_streaming import run_lock
 from dbt_spark_streaming import classpath
 from dbt_spark_streaming.classpath import class_paths
+from dbt_spark_streaming.java_runtime import use_chosen_java
+from dbt_spark_streaming.jvm.checkpoint_log import OFFSET_LOG_VERSION, SOURCE_NAMING
 from dbt_spark_streaming.jvm_options import java_options
 from dbt_spark_streaming.lakehouse import Lakehouse, on_local_disk
 from dbt_spark_streaming.metastore import configured_url, derby_java_options, driver_jars, metastore_conf
@@ -135,6 +137,18 @@ def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str]
         # nearly all empty): 63 s a VACUUM of a 30-file table on 2 busy cores, against 6 s at 4
         # (the soak's stall after its first maintenance round; docs/BENCHMARKS.md section 7).
         "spark.sql.sources.parallelPartitionDiscovery.parallelism": shuffle_partitions,
+        # Every streaming source has a name (config/stream_reads.py), by which a new checkpoint
+        # keys its offsets (Spark's offset log version 2): a model can gain or lose an input and
+        # keep the others' progress (docs/changing-models.md). A checkpoint from before names is
+        # converted when its query next starts (lifecycle/checkpoint_names.py).
+        SOURCE_NAMING: "true",
+        OFFSET_LOG_VERSION: "2",
+        # Spark 4.2 checks, at every restart whose last batch was not committed (a run killed
+        # mid-batch), whether that batch was an offline state repartition, which this project
+        # never runs: the check reads the shuffle partitions its named entries do not record, and
+        # fails with `None.get` (jvm/checkpoint_log.py's record_shuffle_partitions records them
+        # for models' checkpoints; this covers any other query of the session).
+        "spark.sql.streaming.checkUnfinishedRepartitionOnRestart": "false",
         # A query started on a checkpoint that another query of the JVM runs is refused (Spark's
         # default stops the running one): with commands attached to a warm driver (driver/), the
         # other may be the service's.
@@ -255,6 +269,7 @@ def _build(
     global _session, _lakehouse, _attached, _conf, startup_seconds
     lakehouse = lakehouse or Lakehouse.from_env()
     metastore_url = configured_url(metastore_url)
+    use_chosen_java()  # before the conf: the class-data archive is one per Java
     conf = session_conf(
         lakehouse, master or os.environ.get("SPARK_MASTER", DEFAULT_MASTER), metastore_url
     )

@@ -89,7 +89,7 @@ def measure_size(spark, lakehouse: Lakehouse, feed: ChangeFeed, batches: int, fi
     source, stream_view, model_view = f"{SCHEMA}.cdc_changes_{keys}", f"cdc_stream_{keys}", f"cdc_feed_{keys}"
     spark.sql(f"create table {source} ({FEED_SCHEMA}) using delta")
     append_changes(spark, source, bootstrap_rows())
-    spark.readStream.table(source).createOrReplaceTempView(stream_view)
+    spark.readStream.name("changes").table(source).createOrReplaceTempView(stream_view)
     spark.sql(f"select {', '.join(FEED_COLUMNS)} from {stream_view}").createOrReplaceTempView(model_view)
 
     writes, results = {}, {}

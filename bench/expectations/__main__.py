@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     spark.sql(f"create database if not exists {SCHEMA}")
     source_started = time.perf_counter()
     spark.sql(source_sql(args.rows)).write.format("delta").saveAsTable(SOURCE)
-    spark.readStream.table(SOURCE).createOrReplaceTempView(STREAM_VIEW)
+    spark.readStream.name("input").table(SOURCE).createOrReplaceTempView(STREAM_VIEW)
     run.record["source_s"] = time.perf_counter() - source_started
     expectations = {variant.name: expected(variant, args.rows) for variant in VARIANTS}
     print(f"source {SOURCE}: {args.rows:,} rows written in {run.record['source_s']:.1f} s (not measured)",

@@ -76,7 +76,7 @@ def land(folder: Path, lines: int, files: int) -> dict[str, Path]:
 def one_run(spark, fmt: str, path: Path, where: str, pushdown: bool, checkpoint: str) -> dict:
     for conf in CONFS:
         spark.conf.set(conf, str(pushdown).lower())
-    reader = spark.readStream.format(fmt).schema(SCHEMA).option("columnNameOfCorruptRecord", "_corrupt_record")
+    reader = spark.readStream.name("input").format(fmt).schema(SCHEMA).option("columnNameOfCorruptRecord", "_corrupt_record")
     if fmt == "csv":
         reader = reader.option("header", "true")
     frame = reader.load(str(path)).select("*", "_metadata").where(where).select("id", "kind", "v")

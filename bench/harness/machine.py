@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import platform
-import re
 import subprocess
 from importlib.metadata import version
 from pathlib import Path
 
+from dbt_spark_streaming.java_runtime import JavaVersionError, choose_java
 from python_runners import REPO_ROOT
 
 PACKAGES = ("pyspark", "delta-spark", "dbt-core", "dbt-spark", "sqlfluff")
@@ -92,17 +92,17 @@ def _memory_gb() -> float | None:
 
 def versions_tag() -> str:
     """`spark=<version> java=<version>`, the end of every summary line: figures from different
-    versions are not comparable."""
-    quoted = re.search(r'"([^"]+)"', _java_version())
-    return f"spark={version('pyspark')} java={quoted.group(1) if quoted else 'unknown'}"
+    versions are not comparable. The Java is the one sessions start on (its release file)."""
+    try:
+        java = choose_java().version_text
+    except JavaVersionError:
+        java = "unknown"
+    return f"spark={version('pyspark')} java={java}"
 
 
 def _java_version() -> str:
-    """The first line of `java -version` for the Java Spark starts: JAVA_HOME's, else the PATH's."""
-    home = os.environ.get("JAVA_HOME")
-    java = str(Path(home, "bin", "java")) if home else "java"
     try:
-        shown = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+        shown = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
     lines = (shown.stderr or shown.stdout).splitlines()

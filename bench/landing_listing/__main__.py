@@ -68,7 +68,7 @@ def reader(spark, folder: Path, setting: str, archive: Path, max_files: int | No
         options.update(cleanSource="archive", sourceArchiveDir=str(archive))
     elif setting == "delete":
         options["cleanSource"] = "delete"
-    return spark.readStream.format("json").schema(SCHEMA).options(**options).load(str(folder))
+    return spark.readStream.name("input").format("json").schema(SCHEMA).options(**options).load(str(folder))
 
 
 def available_now(spark, frame, checkpoint: str) -> dict:

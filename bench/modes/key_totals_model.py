@@ -67,7 +67,7 @@ class KeyTotalsModel:
     def register_views(self, spark: SparkSession) -> None:
         """Call once the source table exists: a Delta stream needs the table to read its schema."""
         stream_view = f"source_stream_{self.name}"
-        spark.readStream.table(self.source_table).createOrReplaceTempView(stream_view)
+        spark.readStream.name("input").table(self.source_table).createOrReplaceTempView(stream_view)
         spark.sql(self.shape.model_sql.format(stream=stream_view)).createOrReplaceTempView(self.model_view)
 
     def streaming_write(self, lakehouse: Lakehouse, variant: Variant) -> StreamingWrite:

@@ -26,6 +26,7 @@ from pyspark.sql import functions as F  # noqa: E402
 from bench.overhead.selection import gold_rows  # noqa: E402
 from dbt_spark_streaming.lakehouse import Lakehouse  # noqa: E402
 from python_runners import REPO_ROOT  # noqa: E402
+from dbt_spark_streaming.jvm.checkpoint_log import OFFSET_LOG_VERSION, SOURCE_NAMING  # noqa: E402
 from dbt_spark_streaming.session import session_conf  # noqa: E402
 
 RECORDING_SCHEMA = (
@@ -50,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     builder = SparkSession.builder
     for key, value in session_conf(lakehouse, "local[*]").items():
         builder = builder.config(key, value)
+    # Hand-written as Spark's defaults have it: streaming sources without names.
+    builder = builder.config(SOURCE_NAMING, "false").config(OFFSET_LOG_VERSION, "1")
     spark = builder.enableHiveSupport().getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     session_ready = time.perf_counter()

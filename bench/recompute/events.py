@@ -39,7 +39,7 @@ def warm_up_jvm(spark: SparkSession, folder: str) -> None:
         ("clean", "append", lambda frame: frame.where("amount is not null")),
         ("totals", "complete", lambda frame: frame.groupBy("account_id").count()),
     ):
-        stream = query(spark.readStream.format("delta").load(events)).writeStream \
+        stream = query(spark.readStream.name("input").format("delta").load(events)).writeStream \
             .format("delta").outputMode(output_mode) \
             .option("checkpointLocation", f"{folder}/checkpoints/{name}") \
             .trigger(availableNow=True).start(f"{folder}/stream_{name}")

@@ -2,7 +2,7 @@
 
     with KafkaBroker(tmp_path) as broker:
         broker.create_topic("recordings", partitions=2)
-        spark.readStream.format("kafka").option("kafka.bootstrap.servers", broker.bootstrap_servers)
+        spark.readStream.name("recordings").format("kafka").option("kafka.bootstrap.servers", broker.bootstrap_servers)
 
 It runs the release in `.jars-kafka-broker/` (`make kafka-jars`) as a process of its own, on free
 loopback ports; its config, data and log (`broker.log`) stay in the work folder. Leaving the block

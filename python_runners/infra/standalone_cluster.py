@@ -25,6 +25,7 @@ from typing import Mapping
 
 import pyspark
 
+from dbt_spark_streaming.java_runtime import choose_java
 from dbt_spark_streaming.lakehouse import Lakehouse
 
 HOST = "127.0.0.1"
@@ -163,6 +164,8 @@ def _daemon_env(settings: ClusterSettings) -> dict[str, str]:
         "SPARK_IDENT_STRING": IDENT,
         "SPARK_LOCAL_IP": HOST,
         "SPARK_DAEMON_MEMORY": os.environ.get("SPARK_DAEMON_MEMORY", "512m"),
+        # The driver's Java (java_runtime.py): executors deserialize what it serializes.
+        "JAVA_HOME": str(choose_java().home),
         # Executors inherit it: Python workers (UDFs) run this project's interpreter.
         "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
     }

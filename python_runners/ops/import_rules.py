@@ -87,7 +87,7 @@ HANDLE_RULES: tuple[HandleRule, ...] = (
 
 # The runtime's root: the face and what every room uses. Any other module lives in a room.
 ROOT_MODULES = ("__init__", "session", "errors", "lakehouse", "classpath", "metastore", "run_lock",
-                "jvm_options", "command_line")
+                "jvm_options", "java_runtime", "command_line")
 
 ROOTS = ("python_runners", "adapter")  # folders of the repository read; adapter/ is optional
 PACKAGES = ("python_runners", RT)  # where import circles are looked for

@@ -3,6 +3,9 @@ results (no Spark)."""
 
 from __future__ import annotations
 
+import pyspark
+
+from bench.harness.machine import versions_tag
 from bench.harness.doc import replace_section
 from bench.run_cost.doc import run_cost_section, run_cost_section_of
 from bench.run_cost import fixed_cost
@@ -65,8 +68,10 @@ def test_figures_and_the_summary_line_with_a_dash_for_what_was_not_measured():
     assert summary_line(found) == (
         "bench run-cost: noop_over_start=2.50 recompute_over_incremental=2.00@1M -@10M "
         "first_run_over_table=3.00 dbt_over_handwritten=1.20 noop_attached_over_plain_start=- "
-        "one_pct_attached_over_noop_attached=- show_attached_s=- driver_rss_200_over_10=-"
+        "one_pct_attached_over_noop_attached=- show_attached_s=- driver_rss_200_over_10=- "
+        + versions_tag()  # spark=<pyspark's version> java=<the Java sessions start on>
     )
+    assert versions_tag().startswith(f"spark={pyspark.__version__} java=")
 
 
 def test_the_noop_phases_add_up_to_the_wall_time():

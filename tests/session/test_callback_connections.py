@@ -18,7 +18,7 @@ def _run_query(spark, source: str, checkpoint: str) -> list[int]:
     """One availableNow query over `source` whose foreachBatch runs in this Python process,
     called from the query's own stream thread; the row counts its batches saw."""
     seen: list[int] = []
-    query = (spark.readStream.format("delta").load(source).writeStream
+    query = (spark.readStream.name("input").format("delta").load(source).writeStream
              .foreachBatch(lambda frame, _batch_id: seen.append(frame.count()))
              .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
     query.awaitTermination()

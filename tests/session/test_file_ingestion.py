@@ -110,7 +110,7 @@ def test_a_thousand_files_go_in_a_hundred_per_batch_and_never_twice(dbt, project
 
     assert result.success, failure_messages(result)
     assert "STREAMED 1000 rows in, 1000 written, 10 batches" in message(result, "many_files")
-    sources = Path(lakehouse.checkpoint_path("ingested/many_files")) / "sources" / "0"
+    sources = Path(lakehouse.checkpoint_path("ingested/many_files")) / "sources" / "files__many"
     assert (sources / "9.compact").exists()
 
     for i in range(1_000, 1_003):

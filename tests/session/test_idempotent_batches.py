@@ -39,7 +39,7 @@ def run_stream(spark, source: str, checkpoint: str, write, seen: list[int]) -> N
         write(batch, batch_id)
 
     query = (
-        spark.readStream.format("delta").load(source).writeStream
+        spark.readStream.name("input").format("delta").load(source).writeStream
         .foreachBatch(recording).option("checkpointLocation", checkpoint)
         .trigger(availableNow=True).start()
     )
@@ -85,7 +85,7 @@ def test_a_replay_is_found_past_other_commits(spark, source, tmp_path):
 def test_a_batch_delta_sink_wrote_is_not_appended_again(spark, source, tmp_path):
     """A checkpoint that Delta's own streaming sink wrote to (its txn action, not our mark)."""
     checkpoint, table = str(tmp_path / "checkpoint"), str(tmp_path / "table")
-    (spark.readStream.format("delta").load(source).writeStream.format("delta")
+    (spark.readStream.name("input").format("delta").load(source).writeStream.format("delta")
      .option("checkpointLocation", checkpoint).trigger(availableNow=True).start(table)
      .awaitTermination())
     assert_replay_appends_nothing(spark, source, checkpoint, table)

@@ -13,6 +13,7 @@ import uuid
 
 import pytest
 
+from dbt_spark_streaming.jvm.checkpoint_log import source_offsets
 from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.sources.initial_snapshot import plan_batch_past_initial_snapshot, started_in_initial_snapshot
 
@@ -49,7 +50,7 @@ def replayed_at_start_reads_snapshot(spark, checkpoint: str) -> bool:
 
 
 def run(spark, source: str, target: str, checkpoint: str, aggregate: bool, options: dict):
-    stream = spark.readStream.options(**options).table(source)
+    stream = spark.readStream.name("input").options(**options).table(source)
     writer = stream.writeStream
     if aggregate:
         stream = stream.groupBy("k").count()
@@ -82,7 +83,7 @@ def test_restart_after_first_run_does_not_read_the_snapshot_again(
     assert replayed_at_start_reads_snapshot(spark, checkpoint)  # what Delta leaves
     last = batch_ids(spark, checkpoint, "commits")[-1]
     if options:
-        first_offset = json.loads(offset_log(spark, checkpoint, 0)[2])
+        first_offset = json.loads(source_offsets(offset_log(spark, checkpoint, 0))["input"])
         assert first_offset["isStartingVersion"] is True  # the run was cut inside the snapshot
 
     assert plan_batch_past_initial_snapshot(spark, checkpoint)

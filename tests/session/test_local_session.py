@@ -22,7 +22,7 @@ def test_a_delta_log_and_a_checkpoint_hold_no_hadoop_checksum_files(spark, lakeh
     table = f"{lakehouse.warehouse}/no_checksums"
     checkpoint = lakehouse.checkpoint_path("no_checksums")
     spark.range(3).write.format("delta").save(table)
-    query = (spark.readStream.format("delta").load(table).writeStream.format("delta")
+    query = (spark.readStream.name("input").format("delta").load(table).writeStream.format("delta")
              .option("checkpointLocation", checkpoint).trigger(availableNow=True)
              .start(f"{table}_copy"))
     query.awaitTermination()

@@ -1,7 +1,7 @@
 """A changed query its checkpoint cannot take is refused on the run that makes the change, whether
 or not there is new input: its state (a column added to a complete-mode aggregate) and its
-inputs (one added, one swapped for another) are checked before anything starts, and nothing is
-written nor is the checkpoint moved (lifecycle/query_fit.py)."""
+inputs (one that now reads another folder: test_source_evolution.py) are checked before anything
+starts, and nothing is written nor is the checkpoint moved (lifecycle/query_fit.py)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,6 @@ COUNTS_WITH_MAX = COMPLETE + (
     "select kind, count(*) as n, max(id) as max_id from stream({{ source('fit', 'events') }}) group by kind")
 COUNTS_OF_POSITIVE = COMPLETE + (
     "select kind, count(*) as n from stream({{ source('fit', 'events') }}) where id > 0 group by kind")
-COPIED = "select id, kind from stream({{ source('fit', 'events') }})"
-COPIED_TWO = COPIED + "\nunion all\nselect id, kind from stream({{ source('fit', 'others') }})"
-COPIED_OTHER = "select id, kind from stream({{ source('fit', 'others') }})"
 SOURCES_OF = """
 version: 2
 sources:
@@ -95,27 +92,3 @@ def test_a_column_added_to_a_complete_aggregate_is_refused_with_nothing_new_and_
     assert rebuilt.success, failure_messages(rebuilt)
     rows = {row.kind: (row.n, row.max_id) for row in spark.table(f"{SCHEMA}.counts").collect()}
     assert rows == {"a": (2, 3), "b": (2, 4)}
-
-
-def test_an_input_added_or_swapped_is_refused_before_any_query_starts(dbt, spark, tmp_path, lakehouse):
-    land_json_lines(landing_folder(lakehouse, "query_fit_a"), "1.json", [{"id": 1, "kind": "a"}])
-    land_json_lines(landing_folder(lakehouse, "query_fit_b"), "1.json", [{"id": 9, "kind": "z"}])
-    project = write_streaming_project(tmp_path / "project", "query_fit", SCHEMA, {"copied": COPIED},
-                                      sources("query_fit_a", "query_fit_b"))
-    model_file = project / "models" / "copied.sql"
-    assert dbt("run", project_dir=str(project)).success
-    before = written(spark, "copied")
-
-    model_file.write_text(COPIED_TWO)
-    added = failure_messages(dbt("run", project_dir=str(project)))
-    assert ("cannot take the change: the checkpoint holds positions in 1 input and the query now "
-            "reads 2 inputs") in added, added
-    assert "query_fit_b" in added and "dbt run --full-refresh --select copied+" in added, added
-
-    model_file.write_text(COPIED_OTHER)
-    swapped = failure_messages(dbt("run", project_dir=str(project)))
-    assert "its input 1 is now json " in swapped and "query_fit_b" in swapped, swapped
-    assert "but the checkpoint's positions for it are in the files of " in swapped, swapped
-    assert swapped.split("positions for it are in the files of ")[1].split(".")[0].endswith("query_fit_a")
-    assert "Wrong basePath" not in swapped and "AssertionError" not in swapped, swapped
-    assert written(spark, "copied") == before

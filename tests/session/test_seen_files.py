@@ -37,13 +37,13 @@ def land(folder, first: int, count: int) -> None:
 
 def ingest(spark, landing, table, checkpoint) -> None:
     """One availableNow run, a file a batch."""
-    (spark.readStream.format("json").schema("id int").option("maxFilesPerTrigger", 1).load(str(landing))
+    (spark.readStream.name("input").format("json").schema("id int").option("maxFilesPerTrigger", 1).load(str(landing))
      .writeStream.format("delta").option("checkpointLocation", str(checkpoint))
      .trigger(availableNow=True).start(str(table)).awaitTermination())
 
 
 def compacted_entries(checkpoint) -> list[int]:
-    log = checkpoint / "sources" / "0"
+    log = checkpoint / "sources" / "input"
     newest = max((path for path in log.iterdir() if path.name.endswith(".compact")),
                  key=lambda path: int(path.name.split(".")[0]))
     return [json.loads(line)["batchId"] for line in newest.read_text().split("\n")[1:]]

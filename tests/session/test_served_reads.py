@@ -17,8 +17,8 @@ def _files_per_hop(spark, root: Path) -> tuple[int, int]:
     for part in range(4):  # a wave: a few small files
         rows = (json.dumps({"id": part * 100 + i}) for i in range(100))
         (landing / f"{part}.json").write_text("\n".join(rows))
-    hops = ((lambda: spark.readStream.schema("id long").json(str(landing)), "bronze"),
-            (lambda: spark.readStream.format("delta").load(str(root / "bronze")), "silver"))
+    hops = ((lambda: spark.readStream.name("input").schema("id long").json(str(landing)), "bronze"),
+            (lambda: spark.readStream.name("input").format("delta").load(str(root / "bronze")), "silver"))
     for source, target in hops:
         query = (source().writeStream.format("delta").option("checkpointLocation", str(root / f"{target}_cp"))
                  .trigger(availableNow=True).start(str(root / target)))

@@ -83,7 +83,7 @@ def starts_during(spark, tmp_path, action) -> list[str]:
         result = action()
         marker = f"marker_{time.monotonic_ns()}"
         spark.sql("create table if not exists up_to_date_in.marker (id bigint) using delta")
-        (spark.readStream.table("up_to_date_in.marker").writeStream.queryName(marker)
+        (spark.readStream.name("input").table("up_to_date_in.marker").writeStream.queryName(marker)
          .format("noop").option("checkpointLocation", str(tmp_path / marker))
          .trigger(availableNow=True).start().awaitTermination())
         return result, listener.until_heard(marker)

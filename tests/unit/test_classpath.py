@@ -40,4 +40,20 @@ def test_ivy_reads_the_configured_repository_only(monkeypatch, tmp_path):
     assert conf["spark.jars.packages"].split(",") == list(classpath.packages())
     settings = Path(conf["spark.jars.ivySettings"]).read_text()
     assert 'root="https://mirror.example/maven2/"' in settings and ".m2" not in settings
-    assert conf["spark.jars.ivy"] == str(tmp_path / "ivy")
+    assert conf["spark.jars.ivy"] == str(tmp_path / "ivy" / "homes" / classpath.JARS_DIR.name)
+    assert f'defaultCacheDir="{tmp_path / "ivy" / "cache"}"' in settings  # downloads shared
+
+
+def test_each_set_of_jars_resolves_into_a_folder_of_its_own(monkeypatch, tmp_path):
+    """Ivy copies what it resolves into its home's jars/: shared, the jars of a version resolved
+    before (Delta's for Spark 4.1 after an upgrade to 4.2) were kept with the new ones."""
+    monkeypatch.setattr(classpath, "user_cache", lambda environ=None: tmp_path)
+    monkeypatch.setattr(classpath, "JARS_DIR", tmp_path / "jars" / "spark-4.1.4-aaa")
+    older = Path(classpath.resolution_conf()["spark.jars.ivy"])
+    (older / "jars").mkdir()
+    (older / "jars" / "io.delta_delta-spark_4.1_2.13-4.4.0.jar").write_bytes(b"jar")
+    monkeypatch.setattr(classpath, "JARS_DIR", tmp_path / "jars" / "spark-4.2.0-bbb")
+
+    newer = Path(classpath.resolution_conf()["spark.jars.ivy"])
+
+    assert newer != older and not (newer / "jars").exists()

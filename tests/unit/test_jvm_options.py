@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from dbt_spark_streaming import classpath, jvm_options
+from dbt_spark_streaming.java_runtime import Jdk
 from dbt_spark_streaming.jvm_options import archive_key, class_data_options, java_options, sharing_on
 
 JARS = [("/j/delta.jar", 10, 1), ("/j/kafka.jar", 20, 2)]
@@ -94,7 +95,9 @@ def test_an_existing_archive_is_kept(tmp_path, monkeypatch):
     monkeypatch.setattr(jvm_options, "ARCHIVE_DIR", tmp_path)
     monkeypatch.setattr(jvm_options, "class_paths", lambda master: ([], ["/j/delta.jar"]))
     monkeypatch.setattr(jvm_options, "_run_workload", lambda *args: pytest.fail("made again"))
-    archive = jvm_options.archive_path([], "/j/delta.jar", {})  # local mode: the jars on the driver's class path
+    monkeypatch.setattr(jvm_options, "choose_java", lambda environ: Jdk(tmp_path / "jdk-21", (21, 0, 8)))
+    # local mode: the jars on the driver's class path; the Java sessions will start on
+    archive = jvm_options.archive_path([], "/j/delta.jar", {"JAVA_HOME": str(tmp_path / "jdk-21")})
     archive.write_bytes(b"")
     assert jvm_options.build_class_data_archive({}) == archive
 

@@ -7,7 +7,7 @@ import pytest
 
 from dbt_spark_streaming.config.stream_reads import (
     REF, SOURCE, SOURCE_VIEW, TABLE, StreamRead, is_source_view, replace_reads, source_view_name,
-    stream_options, stream_reads,
+    name_stream_reads, source_input_name, stream_options, stream_reads, table_input_name,
 )
 
 
@@ -178,3 +178,29 @@ def test_source_views_are_named_in_one_place():
 ])
 def test_options_are_read_whatever_the_quoting(text, options):
     assert stream_options(text) == options
+
+
+# Names --------------------------------------------------------------------------------------
+
+
+def test_each_compiled_table_read_gets_the_tables_name_once_and_keeps_one_it_has():
+    sql = ("select * from stream(spark_catalog.`dev`.`readings`) with ('skipChangeCommits' = 'true') "
+           "join stream(prod.readings) using (id) union all select * from stream(s.other) identified by mine")
+    named = name_stream_reads(sql)
+    assert [(r.relation, r.source_name) for r in stream_reads(named)] == [
+        ("spark_catalog.`dev`.`readings`", "readings"), ("prod.readings", "readings_2"), ("s.other", "mine")]
+    assert dict(stream_reads(named)[0].options) == {"skipChangeCommits": "true"}
+    assert name_stream_reads(named) == named
+    source = "select * from stream(stream_source__landing__recordings)"  # a named stream already
+    assert name_stream_reads(source) == "select * from stream_source__landing__recordings"
+
+
+def test_a_named_read_keeps_its_name_when_options_are_added():
+    found = read("select * from stream(silver.readings) identified by readings")
+    assert found.with_options({"startingVersion": "3"}) == (
+        "stream(silver.readings) with ('startingVersion' = '3') identified by readings")
+
+
+def test_names_are_what_spark_accepts_for_a_source():
+    assert table_input_name("`my-catalog`.`sch`.`my table`") == "my_table"
+    assert source_input_name("landing.recordings") == "landing__recordings"

@@ -36,7 +36,7 @@ def delta_offset(version: int, index: int = -1, starting: bool = False) -> dict:
             "isStartingVersion": starting}
 
 
-def file_log(checkpoint: Path, source: int, batch: int, paths: list[str], name: str | None = None) -> None:
+def file_log(checkpoint: Path, source: int | str, batch: int, paths: list[str], name: str | None = None) -> None:
     lines = ["v1", *(json.dumps({"path": path, "timestamp": 1, "batchId": batch}) for path in paths)]
     write(checkpoint / "sources" / str(source) / (name or str(batch)), "\n".join(lines))
 
@@ -168,3 +168,32 @@ def test_a_delta_input_with_a_version_unread_starts_the_query_without_asking_its
     inputs.append(StreamingInput("delta", delta_table(tmp_path / "t", latest=5)))
     monkeypatch.setattr(up_to_date.delta_log, "table_id", not_needed)
     assert up_to_date.nothing_new(None, checkpoint_at(tmp_path / "cp", 5, [delta_offset(4)]), None) is None
+
+
+def named_checkpoint_at(checkpoint: Path, batch: int, offsets: dict) -> str:
+    """An offsets entry of Spark's version 2: a line `<name>:<offset>` per source."""
+    lines = ["v2", json.dumps(METADATA), *(f"{name}:{json.dumps(o)}" for name, o in offsets.items())]
+    write(checkpoint / "offsets" / str(batch), "\n".join(lines))
+    write(checkpoint / "commits" / str(batch), "v1\n" + json.dumps({"nextBatchWatermarkMs": 0}))
+    return str(checkpoint)
+
+
+def test_named_sources_are_held_against_their_own_offsets_in_any_order(tmp_path, inputs):
+    folder = tmp_path / "landing"
+    landed = write(folder / "a.json", "{}")
+    file_log(tmp_path / "cp", "files", 0, [f"file://{landed}"])  # the log in sources/<name>
+    inputs += [StreamingInput("delta", delta_table(tmp_path / "t", latest=3), "readings"),
+               StreamingInput("json", str(folder), "files")]
+    checkpoint = named_checkpoint_at(tmp_path / "cp", 2, {"files": {"logOffset": 0}, "readings": delta_offset(4)})
+    assert up_to_date.nothing_new(None, checkpoint, None) is not None
+    inputs.reverse()
+    assert up_to_date.nothing_new(None, checkpoint, None) is not None
+
+
+def test_a_named_source_removed_leaves_the_others_up_to_date_and_one_added_starts_the_query(tmp_path, inputs):
+    inputs.append(StreamingInput("delta", delta_table(tmp_path / "t", latest=3), "readings"))
+    gone = {"logOffset": 7}  # a source the query no longer reads
+    checkpoint = named_checkpoint_at(tmp_path / "cp", 2, {"old_files": gone, "readings": delta_offset(4)})
+    assert up_to_date.nothing_new(None, checkpoint, None) is not None
+    inputs.append(StreamingInput("delta", delta_table(tmp_path / "u", latest=1, table_id="t1"), "added"))
+    assert up_to_date.nothing_new(None, checkpoint, None) is None  # all of "added" is still to read

@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from pyspark.sql import DataFrame
 from dbt_spark_streaming.errors import ConfigError
 from dbt_spark_streaming.config.intervals import EXAMPLES, is_interval
-from dbt_spark_streaming.config.stream_reads import SOURCE_VIEW, TABLE, StreamRead, replace_reads
+from dbt_spark_streaming.config.stream_reads import SOURCE_VIEW, TABLE, StreamRead, replace_reads, table_input_name
 
 
 
@@ -106,7 +106,7 @@ def with_watermarks(
     (writes/unreadable_counts.py counts its unreadable lines); an input neither changes is read
     as it was.
 
-    Done with the DataFrame API: Spark 4.1's SQL `WATERMARK ... DELAY OF` clause does not
+    Done with the DataFrame API: Spark's SQL `WATERMARK ... DELAY OF` clause (4.1) does not
     resolve in a session with Delta's extensions (UNRESOLVED_COLUMN on every column).
     """
     if not watermarks and observe is None:
@@ -130,8 +130,10 @@ def with_watermarks(
         return registered[name]
 
     def stream_of(read: StreamRead) -> Optional[str]:
-        reader = spark.readStream.options(**read.options)
-        key = read.relation + (f" with {sorted(read.options.items())}" if read.options else "")
+        # The name the SQL read had (stream_reads.name_stream_reads), else the table's.
+        reader = spark.readStream.options(**read.options).name(read.source_name or table_input_name(read.relation))
+        key = (read.relation + (f" with {sorted(read.options.items())}" if read.options else "")
+               + (f" identified by {read.source_name}" if read.source_name else ""))
         return view_over(lambda _: reader.table(read.relation), key)
 
     # The model's streaming inputs: its stream(<table>) reads, then its source views.

@@ -39,6 +39,8 @@ _READ = re.compile(
     # compiled: a table
     r"|(?P<table>[^()]+?)\s*\))"
     r"(?:\s*with\s*\((?P<options>[^()]*)\))?"
+    # compiled: the name the checkpoint knows it by (name_stream_reads)
+    r"(?:\s+identified\s+by\s+(?P<source_name>\w+))?"
     # any other name: a source view, or nothing read
     r"|(?<![\w$])(?P<name>\w+)(?![\w$])",
     re.IGNORECASE,
@@ -59,6 +61,7 @@ class StreamRead:
     start: int = 0  # where `text` is in the SQL
     end: int = 0
     options_text: str = ""  # what its `with (...)` holds, as written
+    source_name: str = ""  # compiled: its `identified by <name>`, if it has one
 
     @property
     def follows_changes(self) -> bool:
@@ -75,7 +78,13 @@ class StreamRead:
         """The compiled read with `options` after its own."""
         said = ", ".join(f"'{key}' = '{value}'" for key, value in options.items())
         existing = self.options_text.strip()
-        return f"stream({self.relation}) with ({existing + ', ' if existing else ''}{said})"
+        return (f"stream({self.relation}) with ({existing + ', ' if existing else ''}{said})"
+                + (f" identified by {self.source_name}" if self.source_name else ""))
+
+    def named(self, name: str) -> str:
+        """The compiled read with the name its checkpoint knows it by."""
+        options = f" with ({self.options_text.strip()})" if self.options_text.strip() else ""
+        return f"stream({self.relation}){options} identified by {name}"
 
     def _option_is_true(self, option: str) -> bool:
         return any(key.lower() == option.lower() and value.lower() == "true"
@@ -101,6 +110,52 @@ def replace_reads(sql: str, replacement: Callable[[StreamRead], Optional[str]]) 
 def stream_options(text: str) -> dict[str, str]:
     """The options of `stream(t) with (<text>)`: 'key' = 'value' pairs."""
     return {m.group(1): next(v for v in m.groups()[1:] if v is not None) for m in _OPTION.finditer(text)}
+
+
+def name_stream_reads(sql: str) -> str:
+    """The compiled SQL with a name on each stream(<table>) read that has none
+    (`identified by <name>`): the checkpoint keys the read's offsets by it, so that a model can
+    gain or lose an input and keep the others' progress. The name is the table's own (its last
+    part), and a second read of a name in one query gets `_2`, and so on. A stream of a
+    source's view is the view."""
+    taken = {read.source_name.lower() for read in stream_reads(sql) if read.source_name}
+
+    def named(read: StreamRead) -> Optional[str]:
+        if read.kind != TABLE or read.source_name:
+            return None
+        if is_source_view(read.relation.strip("` ")):
+            # A source's view is a stream named already (sources/frames.py). Spark 4.2 takes
+            # stream(<view>) for a source of its own, which has no name: the view is read as is.
+            return None if read.options_text.strip() else read.relation
+        return read.named(_unique(table_input_name(read.relation), taken))
+
+    return replace_reads(sql, named)
+
+
+def table_input_name(relation: str) -> str:
+    """The name of a stream(<table>) read: the table's own name, without its schema or catalog
+    (the same in a dev schema and in production)."""
+    last = re.split(r"\.(?=(?:[^`]*`[^`]*`)*[^`]*$)", relation.strip())[-1]
+    return _identifier(last.strip("` "))
+
+
+def source_input_name(source_name: str) -> str:
+    """The name of a meta.stream source's stream: `<source>__<table>`."""
+    return _identifier(source_name.replace(".", "__"))
+
+
+def _identifier(text: str) -> str:
+    """Letters, digits and `_` only, as Spark's source names must be."""
+    return re.sub(r"[^0-9A-Za-z_]", "_", text) or "input"
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    candidate, count = name, 1
+    while candidate.lower() in taken:
+        count += 1
+        candidate = f"{name}_{count}"
+    taken.add(candidate.lower())
+    return candidate
 
 
 def source_view_name(source_name: str, streaming: bool = True) -> str:
@@ -132,7 +187,8 @@ def _read(match: re.Match) -> Optional[StreamRead]:
     if match["table"] is not None:
         if macro != "stream":
             return None  # stream_changes(...) is a macro: compiled, it is stream(...) with options
-        return StreamRead(TABLE, match["table"], options, options_text=options_text, **where)
+        return StreamRead(TABLE, match["table"], options, options_text=options_text,
+                          source_name=match["source_name"] or "", **where)
     names = _NAMES.match(match["args"])
     if names is None:
         return None  # ref(var('m')): no name to read

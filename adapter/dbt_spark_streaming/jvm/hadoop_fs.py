@@ -97,21 +97,38 @@ def write_text(spark: SparkSession, location: str, text: str) -> None:
         stream.close()
 
 
-def write_atomically(spark: SparkSession, location: str, text: str) -> None:
+def write_atomically(spark: SparkSession, location: str, text: str, replace: bool = False) -> None:
     """As Spark writes its own log entries: a temporary file renamed into place (no half-written
-    entry after a crash), refusing to replace an existing one."""
+    entry after a crash), refusing to replace an existing one unless `replace`."""
+    local = _local(spark, location)
+    if local is not None:
+        _write_local_atomically(local, text, replace)
+        return
     jvm = spark.sparkContext._jvm
     path = jvm.org.apache.hadoop.fs.Path(location)
     manager = jvm.org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager.create(
         path.getParent(), spark.sparkContext._jsc.hadoopConfiguration()
     )
-    stream = manager.createAtomic(path, False)
+    stream = manager.createAtomic(path, replace)
     try:
         stream.write(bytearray(text.encode("utf-8")))
     except Exception:
         stream.cancel()
         raise
     stream.close()
+
+
+def _write_local_atomically(path: str, text: str, replace: bool) -> None:
+    if not replace and os.path.exists(path):
+        raise FileExistsError(f"{path} exists already.")
+    folder, name = os.path.split(path)
+    partial = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+    with open(partial, "w", encoding="utf-8") as file:
+        file.write(text)
+    checksum = os.path.join(folder, f".{name}.crc")  # Hadoop's, of the old content: it would fail the new
+    if os.path.exists(checksum):
+        os.remove(checksum)
+    os.replace(partial, path)
 
 
 def list_data_files(spark: SparkSession, location: str) -> list[DataFile]:
@@ -129,6 +146,12 @@ def list_data_files(spark: SparkSession, location: str) -> list[DataFile]:
 
 def rename(spark: SparkSession, source: str, target: str) -> None:
     """Move a file or folder (one rename on a local or HDFS file system); `target` must not exist."""
+    source_local, target_local = _local(spark, source), _local(spark, target)
+    if source_local is not None and target_local is not None:
+        if os.path.exists(target_local):
+            raise OSError(f"Could not move {source} to {target}: it exists.")
+        os.rename(source_local, target_local)
+        return
     source_path, fs = _path_and_fs(spark, source)
     target_path, _ = _path_and_fs(spark, target)
     if not fs.rename(source_path, target_path):

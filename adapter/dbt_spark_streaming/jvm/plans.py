@@ -76,11 +76,13 @@ def columns_read_from_files(plan, path: str) -> set[str] | None:
 
 
 class StreamingInput(NamedTuple):
-    """One source of a streaming plan: its format (`delta`, `json`, `kafka`, ...) and the path it
-    reads, where it has one."""
+    """One source of a streaming plan: its format (`delta`, `json`, `kafka`, ...), the path it
+    reads, where it has one, and the name it was given (config/stream_reads.py names each), by
+    which a checkpoint of Spark's offset log version 2 keeps its offsets and its `sources/` folder."""
 
     format: str
     path: str | None
+    name: str | None = None
 
 
 def streaming_inputs(frame: DataFrame) -> list[StreamingInput]:
@@ -112,9 +114,19 @@ def _streaming_leaves(frame: DataFrame) -> list:
 
 
 def _input_of(leaf) -> StreamingInput:
+    name = _name_of(leaf)
     if leaf.nodeName() != "StreamingRelation":  # StreamingRelationV2: Kafka, rate, memory
-        return StreamingInput(str(leaf.sourceName()).lower(), None)
-    return StreamingInput(str(leaf.dataSource().className()).lower(), _path_of(leaf))
+        return StreamingInput(str(leaf.sourceName()).lower(), None, name)
+    return StreamingInput(str(leaf.dataSource().className()).lower(), _path_of(leaf), name)
+
+
+def _name_of(leaf) -> str | None:
+    """The source's name (DataStreamReader.name, SQL's IDENTIFIED BY); None when it has none."""
+    try:
+        named = leaf.sourceIdentifyingName().nameOpt()
+    except Py4JError:  # a leaf without names
+        return None
+    return str(named.get()) if named.isDefined() else None
 
 
 def release_local_checkpoint(checkpointed: DataFrame) -> None:

@@ -37,6 +37,7 @@ from dbt_spark_streaming.jvm.plans import StreamingInput
 from dbt_spark_streaming.errors import StreamingModelError, error_text
 from dbt_spark_streaming.jvm import checkpoint_log
 from dbt_spark_streaming.jvm.checkpoint_log import COMMITS, OFFSETS
+from dbt_spark_streaming.lifecycle.checkpoint_names import prepare
 from dbt_spark_streaming.lifecycle.query_changes import summary
 from dbt_spark_streaming.progress.recorder import TRIAL_QUERY_PREFIX
 
@@ -66,31 +67,37 @@ def _inputs_changed(spark: SparkSession, checkpoint: str, frame: DataFrame) -> O
     last = checkpoint_log.last_batch(spark, checkpoint, OFFSETS)
     if last is None:
         return None
-    lines = checkpoint_log.entry(spark, checkpoint, OFFSETS, last)[2:]
-    while lines and not lines[-1].strip():
-        lines.pop()
+    planned = checkpoint_log.entry(spark, checkpoint, OFFSETS, last)
+    offsets, named = checkpoint_log.source_offsets(planned), checkpoint_log.names_sources(planned)
     inputs = plans.streaming_inputs(frame)
-    if len(lines) != len(inputs):
-        return (f"the checkpoint holds positions in {_count(len(lines))} and the query now reads "
-                f"{_count(len(inputs))} ({', '.join(map(_described, inputs))}). A checkpoint cannot "
-                f"take an input added or removed.")
+    if not named and len(offsets) != len(inputs):
+        return (f"the checkpoint holds positions in {_count(len(offsets))} and the query now reads "
+                f"{_count(len(inputs))} ({', '.join(map(_described, inputs))}), and it was written "
+                f"before streaming sources had names (Spark 4.1 or older), so it cannot tell which "
+                f"input is which. Run the model once with its previous inputs first: that run "
+                f"gives the checkpoint its inputs' names, after which inputs can be added and "
+                f"removed (docs/changing-models.md, \"Adding or removing an input\").")
     topics = plans.subscribed_topics(frame)
-    for index, (line, found, subscribed) in enumerate(zip(lines, inputs, topics)):
-        was = _read_before(spark, checkpoint, index, checkpoint_log.offset(line))
+    for position, (found, subscribed) in enumerate(zip(inputs, topics)):
+        key = checkpoint_log.input_key(position, found.name, named)
+        if key not in offsets:
+            continue  # an input added: read from its start (its starting options)
+        was = _read_before(spark, checkpoint, key, checkpoint_log.offset(offsets[key]))
         if was is not None and not _same_input(spark, was, found, subscribed):
-            return (f"its input {index + 1} is now {_described(found, subscribed)}, but the "
+            which = f"{found.name!r}" if named else str(position + 1)
+            return (f"its input {which} is now {_described(found, subscribed)}, but the "
                     f"checkpoint's positions for it are in {_said(was)}. Positions in one input "
                     f"cannot be applied to another.")
     return None
 
 
-def _read_before(spark: SparkSession, checkpoint: str, index: int, offset: Any) -> Optional[tuple[str, Any]]:
-    """What the checkpoint's `index`-th input was, as (kind, identity): ("files", a file it took),
+def _read_before(spark: SparkSession, checkpoint: str, key: str, offset: Any) -> Optional[tuple[str, Any]]:
+    """What the checkpoint's input with `key` was, as (kind, identity): ("files", a file it took),
     ("delta", the table's id) or ("kafka", its topics); None when the offset does not say."""
     if not isinstance(offset, dict):
         return None
     if "logOffset" in offset:
-        taken = checkpoint_log.newest_file_seen(spark, checkpoint, index)
+        taken = checkpoint_log.newest_file_seen(spark, checkpoint, key)
         return ("files", taken) if taken else None
     if "reservoirId" in offset:
         return "delta", str(offset["reservoirId"])
@@ -147,7 +154,9 @@ def _state_refused(
     hadoop_fs.delete(spark, trial)  # one left by a run killed while trying
     hadoop_fs.copy_tree(spark, checkpoint, trial)
     try:
-        _plan_empty_batch(spark, trial)
+        # As the model's own will be when it starts (its inputs were checked above).
+        prepare(spark, model, trial, lambda: plans.streaming_inputs(frame))
+        _plan_empty_batch(spark, trial, len(plans.streaming_inputs(frame)))
         query = (frame.writeStream.queryName(f"{TRIAL_QUERY_PREFIX}{model}").format("noop")
                  .outputMode(output_mode).option("checkpointLocation", trial).trigger(once=True).start())
         try:
@@ -167,14 +176,19 @@ def _query_id(spark: SparkSession, checkpoint: str) -> Optional[str]:
         return None
 
 
-def _plan_empty_batch(spark: SparkSession, checkpoint: str) -> None:
+def _plan_empty_batch(spark: SparkSession, checkpoint: str, inputs: int) -> None:
     """After a committed last batch, the next one planned with the same offsets: a batch that
-    reads nothing, which Spark plans, and checks, when the query starts."""
+    reads nothing, which Spark plans, and checks, when the query starts. Not when the query
+    reads more or fewer inputs than the checkpoint has offsets for (one added or removed): Spark
+    then plans the next batch itself, over what is new, into the sink that writes nothing."""
     last = checkpoint_log.last_batch(spark, checkpoint, OFFSETS)
     if last is None or last != checkpoint_log.last_batch(spark, checkpoint, COMMITS):
         return
     entries = checkpoint_log.folder(checkpoint, OFFSETS)
-    hadoop_fs.write_text(spark, f"{entries}/{last + 1}", hadoop_fs.read_text(spark, f"{entries}/{last}"))
+    planned = hadoop_fs.read_text(spark, f"{entries}/{last}")
+    if len(checkpoint_log.source_offsets(planned.split("\n"))) != inputs:
+        return
+    hadoop_fs.write_text(spark, f"{entries}/{last + 1}", planned)
 
 
 def _spark_said(error: BaseException) -> str:

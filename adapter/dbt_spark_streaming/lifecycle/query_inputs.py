@@ -67,7 +67,7 @@ def recall(spark: SparkSession, checkpoint: str, key: str) -> Optional[list[Stre
         return None
     if said.get("key") != key or said.get("companions"):
         return None
-    return [StreamingInput(found[0], found[1]) for found in said.get("inputs", [])]
+    return [StreamingInput(*found[:3]) for found in said.get("inputs", [])]
 
 
 def up_to_date_before_resolving(spark: SparkSession, checkpoint: str, key: str, sql: str) -> Optional[UpToDate]:

@@ -14,7 +14,7 @@ from dbt_spark_streaming.delta import catalog as streaming_catalog
 from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.delta import tables as delta_tables
 from dbt_spark_streaming.errors import StreamingModelError
-from dbt_spark_streaming.lifecycle import redeploy
+from dbt_spark_streaming.lifecycle import checkpoint_names, redeploy
 from dbt_spark_streaming.session import claim_lakehouse_for
 from dbt_spark_streaming.writes.streaming import StreamingWrite
 
@@ -57,6 +57,7 @@ def roll_back(spark: SparkSession, write: "StreamingWrite") -> str:
     if hadoop_fs.exists(spark, previous):
         hadoop_fs.delete(spark, write.checkpoint)
         hadoop_fs.rename(spark, previous, write.checkpoint)
+        checkpoint_names.forget(write.checkpoint)
     hadoop_fs.delete(spark, redeploy.state_path(write.checkpoint))
     return (
         f"Model {write.model}: rolled back to version {state.table_version} of {table}, from "

@@ -1,6 +1,6 @@
 """A file source's memory of the files it took, kept to the files it can still meet.
 
-Spark's file source logs every file it takes under its checkpoint's `sources/<n>`, and at every
+Spark's file source logs every file it takes under its checkpoint's `sources/<name>`, and at every
 tenth batch compacts that log into one file holding every entry since the query began. Each
 query start reads the newest compaction whole, each compaction rewrites it, and
 lifecycle/up_to_date.py reads it to find what is new. A served model starts a query at every
@@ -45,7 +45,7 @@ def trim(checkpoint: Optional[str]) -> int:
     if not sources or not os.path.isdir(sources):
         return 0
     return sum(_trim_log(os.path.join(sources, name)) for name in sorted(os.listdir(sources))
-               if name.isdigit())
+               if os.path.isdir(os.path.join(sources, name)))
 
 
 def _trim_log(log: str) -> int:

@@ -14,7 +14,8 @@ are held against where each input is now:
 - a Delta input is read through the version after the last one the table has (Delta's offset
   after a whole version is `(version + 1, index -1)`), found by listing its `_delta_log`, and is
   still the table the stream read (its id, from its first commit, is the offset's);
-- a file input has taken every file now under its folder into its log (`sources/<n>`);
+- a file input has taken every file now under its folder into its log (`sources/<name>`, or
+  `sources/<n>` in a checkpoint from before sources had names);
 - any other input (Kafka, a rate source) may have news: its query starts.
 
 Anything the check cannot read or does not recognise means the query starts, as before: a wrong
@@ -32,7 +33,9 @@ from pyspark.sql import DataFrame, SparkSession
 from dbt_spark_streaming.jvm import hadoop_fs, plans
 from dbt_spark_streaming.delta import log as delta_log
 from dbt_spark_streaming.jvm.plans import StreamingInput
-from dbt_spark_streaming.jvm.checkpoint_log import COMMITS, OFFSETS, entry, files_seen, last_batch, offset
+from dbt_spark_streaming.jvm.checkpoint_log import (
+    COMMITS, OFFSETS, entry, files_seen, input_key, last_batch, names_sources, offset, source_offsets,
+)
 
 DELTA_BASE_INDEX = -1  # Delta's offset index meaning "before the version's first file"
 # In the checkpoint's folder (Spark reads only its own entries there): the last batch whose
@@ -71,11 +74,14 @@ def nothing_new(
         return None
     if inputs is None:
         inputs = plans.streaming_inputs(frame)
-    offsets = planned[2:]
-    if not inputs or len(inputs) != len(offsets):
+    offsets, named = source_offsets(planned), names_sources(planned)
+    # Named, a source the query no longer reads is left behind; one it reads now that the
+    # checkpoint has no offset for (a source added) has all its input still to read.
+    keys = [input_key(position, found.name, named) for position, found in enumerate(inputs)]
+    if not inputs or any(key not in offsets for key in keys) or (not named and len(keys) != len(offsets)):
         return None
-    for index, (found, line) in enumerate(zip(inputs, offsets)):
-        if not _unchanged(spark, checkpoint, index, found, offset(line)):
+    for key, found in zip(keys, inputs):
+        if not _unchanged(spark, checkpoint, key, found, offset(offsets[key])):
             return None
     return UpToDate(last, tuple(found.path or found.format for found in inputs),
                     round(time.perf_counter() - started, 4))
@@ -86,7 +92,7 @@ def _empty_batch(spark: SparkSession, checkpoint: str, batch_id: int) -> bool:
     before it ended at. Whether it would move the watermark on is the committed batch's to say
     (its nextBatchWatermarkMs), checked after as for any committed batch."""
     planned, before = entry(spark, checkpoint, OFFSETS, batch_id), entry(spark, checkpoint, OFFSETS, batch_id - 1)
-    return len(planned) > 2 and planned[2:] == before[2:]
+    return len(planned) > 2 and source_offsets(planned) == source_offsets(before)
 
 
 def batch_due_without_data(spark: SparkSession, checkpoint: str) -> bool:
@@ -108,14 +114,14 @@ def _watermark_moved(planned: Sequence[str], committed: Sequence[str]) -> bool:
     return int(commit.get("nextBatchWatermarkMs", 0)) > int(metadata.get("batchWatermarkMs", 0))
 
 
-def _unchanged(spark: SparkSession, checkpoint: str, index: int, found: StreamingInput, position) -> bool:
+def _unchanged(spark: SparkSession, checkpoint: str, key: str, found: StreamingInput, position) -> bool:
     if not isinstance(position, dict) or found.path is None or _is_glob(found.path):
         return False
     if found.format == "delta":
         return _delta_unchanged(spark, found.path, position)
     if "logOffset" in position:  # a file source
         seen = {hadoop_fs.file_key(path)
-                for path in files_seen(spark, checkpoint, index, int(position["logOffset"]))}
+                for path in files_seen(spark, checkpoint, key, int(position["logOffset"]))}
         return all(hadoop_fs.file_key(path) in seen for path in hadoop_fs.files_under(spark, found.path))
     return False
 

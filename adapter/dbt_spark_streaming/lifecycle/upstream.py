@@ -9,7 +9,7 @@ from typing import Optional
 from pyspark.sql import SparkSession
 
 from dbt_spark_streaming.delta import tables as delta_tables
-from dbt_spark_streaming.jvm.checkpoint_log import OFFSETS, entry, last_batch
+from dbt_spark_streaming.jvm.checkpoint_log import OFFSETS, entry, last_batch, source_offsets
 
 # The version whose commit replaced the table's rows: readers not past it are rebuilt.
 REPLACED_AT = "streaming.replaced_at_version"
@@ -45,7 +45,7 @@ def delta_positions(spark: SparkSession, checkpoint: str) -> dict[str, tuple[int
 def positions_in_offsets(text: str) -> dict[str, tuple[int, bool]]:
     """An offsets file's Delta source positions (after its version line and batch metadata)."""
     positions = {}
-    for line in text.splitlines()[2:]:
+    for line in source_offsets(text.splitlines()).values():
         offset = json.loads(line) if line.strip().startswith("{") else None
         if isinstance(offset, dict) and "reservoirId" in offset:
             positions[offset["reservoirId"]] = (int(offset["reservoirVersion"]), bool(offset.get("isStartingVersion")))

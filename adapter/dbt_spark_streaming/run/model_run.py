@@ -41,9 +41,10 @@ from dbt_spark_streaming.delta import constraints as delta_constraints
 from dbt_spark_streaming.delta import tables as delta_tables
 from dbt_spark_streaming.errors import StreamingError
 from dbt_spark_streaming.jvm import callback_connections, plans
+from dbt_spark_streaming.jvm.checkpoint_log import record_shuffle_partitions
 from dbt_spark_streaming.lifecycle.reset import checkpoint_reset
 from dbt_spark_streaming.lifecycle import (
-    checkpoints, query_changes, query_fit, query_inputs, redeploy, up_to_date,
+    checkpoint_names, checkpoints, query_changes, query_fit, query_inputs, redeploy, up_to_date,
 )
 from dbt_spark_streaming.progress.recorder import ProgressRecorder
 from dbt_spark_streaming.serve import dataflow, input_watches
@@ -104,6 +105,9 @@ def _process_available(
     (or `known_up_to_date`) or the catch-up, then what the table records. `must_run`: a table
     just swapped in by a redeploy is caught up again from its checkpoint, whatever it looks like."""
     before = delta_tables.snapshot(spark, write.target_table)
+    if before.exists:  # a checkpoint from before names gets them now (once), whatever the run does
+        checkpoint_names.prepare_before_start(
+            spark, write.model, write.checkpoint, lambda: _resolved_inputs(spark, write, resolve_view))
     if write.config.changes is not None and before.exists:
         write.config.changes.refuse_shape_change(write.target_table, before.properties)
     changed = None
@@ -163,6 +167,7 @@ def _catch_up(
         if write.writes_through_delta_sink:
             commit_faults.after_sink_commit(write.target_table, write.checkpoint)
     initial_snapshot.plan_batch_past_initial_snapshot(spark, write.checkpoint)
+    record_shuffle_partitions(spark, write.checkpoint)  # the checkpoint left whole for its next start
     after = before.refreshed(spark, write.target_table)
     commits = (delta_tables.commits_since(spark, write.target_table, before.version, after.log)
                if after.version > before.version else [])
@@ -174,6 +179,11 @@ def _catch_up(
         quarantined = _catch_up_corrupt_lines(spark, run, write, corrupt_lines, progress)
         summary = replace(summary, corrupt_lines=quarantined, corrupt_lines_table=table_of(write.target_table))
     return summary, after.properties
+
+
+def _resolved_inputs(spark: SparkSession, write: StreamingWrite, resolve_view: Callable[[], None]):
+    resolve_view()
+    return plans.streaming_inputs(streaming_frame(spark, write))
 
 
 def _nothing_new(
@@ -199,6 +209,8 @@ def start_model_query(spark: SparkSession, run: StreamingRun, write: StreamingWr
     run.refuse_if_interrupted(write.model)
     claim_lakehouse_for(write.model)
     checkpoints.check_matches_table(spark, write.model, write.target_table, write.checkpoint, table_exists)
+    checkpoint_names.prepare_before_start(
+        spark, write.model, write.checkpoint, lambda: plans.streaming_inputs(streaming_frame(spark, write)))
     callback_connections.close_stale(spark)  # those of the queries before, whose threads ended
     return start_streaming_write(spark, write, table_exists=table_exists)
 
@@ -208,6 +220,8 @@ def start_companion(
 ) -> StreamingQuery:
     run.refuse_if_interrupted(companion.model)
     claim_lakehouse_for(companion.model)
+    checkpoint_names.prepare_before_start(
+        spark, companion.model, companion.checkpoint, lambda: plans.streaming_inputs(companion.lines.frame(spark)))
     callback_connections.close_stale(spark)
     return companion.start(spark, trigger)
 

@@ -19,6 +19,7 @@ from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.sources import schemas as source_schemas
 from dbt_spark_streaming.config.kafka import batch_read_options
 from dbt_spark_streaming.config.sources import FILE_FORMATS, StreamSource, StreamSourceConfigError
+from dbt_spark_streaming.config.stream_reads import source_input_name
 from dbt_spark_streaming.lakehouse import Lakehouse
 
 
@@ -28,12 +29,14 @@ def source_frame(
 ) -> DataFrame:
     """The source as a stream, or (for models that are not streaming) as a batch read of the same
     data; `files` narrows a batch read of a file source to those files (copy_into's loads)."""
+    # A stream is named (config/stream_reads.py): its checkpoints key its offsets by the name.
+    streams = spark.readStream.name(source_input_name(source.name)) if streaming else None
     if source.format == "kafka":
-        if streaming:
-            return spark.readStream.format("kafka").options(**source.options).load()
+        if streams is not None:
+            return streams.format("kafka").options(**source.options).load()
         return spark.read.format("kafka").options(**batch_read_options(source.options)).load()
     if source.format not in FILE_FORMATS:
-        reader = (spark.readStream if streaming else spark.read).format(source.format)
+        reader = (streams if streams is not None else spark.read).format(source.format)
         return reader.options(**source.options).load(lakehouse.landing_path(source.path))
     path = landing_folder(spark, source, lakehouse)
     schema = file_source_schema(spark, source, lakehouse, path)
@@ -44,7 +47,7 @@ def source_frame(
         options.update(cleanSource="archive", sourceArchiveDir=lakehouse.landing_path(source.archive_to))
     elif streaming and source.delete_processed:
         options.update(cleanSource="delete")
-    reader = spark.readStream if streaming else spark.read
+    reader = streams if streams is not None else spark.read
     paths = list(files) if files is not None and not streaming else path
     if source.rescued_data_column:
         lines = reader.format("text").options(**options).load(paths)

@@ -46,6 +46,8 @@ from dbt_spark_streaming.jvm.checkpoint_log import (
     folder,
     last_batch,
     offset,
+    record_shuffle_partitions,
+    source_offsets,
 )
 
 
@@ -63,6 +65,7 @@ def plan_batch_past_initial_snapshot(spark: SparkSession, checkpoint: str) -> bo
         return False
     commit = entry(spark, checkpoint, COMMITS, last)
     hadoop_fs.write_atomically(spark, f"{folder(checkpoint, OFFSETS)}/{last + 1}", _next_entry(end, commit))
+    record_shuffle_partitions(spark, checkpoint)  # a restart reads them for a batch not committed
     if not hadoop_fs.exists(spark, f"{checkpoint.rstrip('/')}/state"):
         hadoop_fs.write_atomically(spark, f"{folder(checkpoint, COMMITS)}/{last + 1}", "\n".join(commit))
     return True
@@ -71,13 +74,13 @@ def plan_batch_past_initial_snapshot(spark: SparkSession, checkpoint: str) -> bo
 def started_in_initial_snapshot(start: Optional[list[str]], end: list[str]) -> bool:
     """Whether a batch (offset-log entries: version, metadata, one line per source) read some
     Delta source from no offset or from an offset inside its initial snapshot."""
-    end_offsets = end[2:]
-    start_offsets = start[2:] if start else [VOID_OFFSET] * len(end_offsets)
-    for before, after in zip(start_offsets, end_offsets):
+    end_offsets = source_offsets(end)
+    start_offsets = source_offsets(start) if start else {}
+    for key, after in end_offsets.items():
         after_offset = offset(after)
         if not isinstance(after_offset, dict) or "reservoirId" not in after_offset:
             continue  # not a Delta source
-        before_offset = offset(before)
+        before_offset = offset(start_offsets.get(key, VOID_OFFSET))
         if before_offset is None:
             return True
         if before_offset.get("isStartingVersion") and before_offset != after_offset:

@@ -26,6 +26,7 @@ from dbt_spark_streaming.errors import StreamingModelError
 from dbt_spark_streaming.config.event_time import Watermark
 from dbt_spark_streaming.progress.recorder import UNIT_TEST_QUERY_PREFIX
 from dbt_spark_streaming.config.stream_reads import TABLE, replace_reads, stream_reads
+from dbt_spark_streaming.jvm.checkpoint_log import OFFSET_LOG_VERSION, SOURCE_NAMING
 from dbt_spark_streaming.jvm.memory_stream import MemoryFeed
 from dbt_spark_streaming.config.model import read_model_config
 from dbt_spark_streaming.writes.expectation_checks import checked, kept_rows, model_columns
@@ -115,6 +116,7 @@ def run_scenario(
             f"Remove _batch to test its SQL as one batch."
         )
     config = read_model_config(tested, graph)
+    session, spark = spark, _without_source_names(spark)
     fixtures, query = fixtures_of(sql)
     streamed = _streamed_fixtures(query, fixtures, tested, graph)
     feeds, batches, watermarked = {}, _batches_of(name, "its expected rows", expected_rows), set()
@@ -170,7 +172,16 @@ def run_scenario(
     finally:
         stream.stop()
     columns = model_columns(frame).schema
-    return spark.createDataFrame(snapshots, StructType([*columns.fields, StructField(BATCH, IntegerType())]))
+    return session.createDataFrame(snapshots, StructType([*columns.fields, StructField(BATCH, IntegerType())]))
+
+
+def _without_source_names(spark: SparkSession) -> SparkSession:
+    """A session of the same JVM (the tables, not the temp views) whose streams need no names:
+    a scenario's in-memory streams cannot be given one, and have no checkpoint to keep."""
+    scenario = spark.newSession()
+    scenario.conf.set(SOURCE_NAMING, "false")
+    scenario.conf.set(OFFSET_LOG_VERSION, "1")
+    return scenario
 
 
 def _batches_of(test_name: str, what: str, rows) -> set[int]:

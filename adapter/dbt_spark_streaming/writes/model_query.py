@@ -18,6 +18,7 @@ from py4j.protocol import Py4JJavaError
 from dbt_spark_streaming.config.event_time import with_watermarks
 from dbt_spark_streaming.config.model import ModelConfig
 from dbt_spark_streaming.config.sources import CORRUPT_RECORD_COLUMN
+from dbt_spark_streaming.config.stream_reads import name_stream_reads
 from dbt_spark_streaming.sources.corrupt_lines import READABLE_SUFFIX
 from dbt_spark_streaming.writes import unreadable_counts
 from dbt_spark_streaming.writes.cdc.change_rows import FeedShape, check_feed
@@ -45,6 +46,7 @@ def create_stream_view(
     and the model's expectations checked against its columns); each streaming input that has one
     of the `corrupt_record_columns` counts its unreadable lines (writes/unreadable_counts.py)."""
     model, changes, contract = config.model, config.changes, config.contract
+    sql = name_stream_reads(sql)
     observe = unreadable_counts.observing(sql, corrupt_record_columns, READABLE_SUFFIX)
     try:
         watermarked = with_watermarks(spark, model, sql, config.watermarks, observe)

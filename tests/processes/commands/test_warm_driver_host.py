@@ -68,7 +68,7 @@ def test_a_clients_micro_batches_call_back_into_the_client(spark, host, tmp_path
         seen = []
         def each(batch, batch_id):
             seen.append(batch.count())
-        query = (spark.readStream.format("delta").option("maxFilesPerTrigger", 1).load({numbers!r})
+        query = (spark.readStream.name("input").format("delta").option("maxFilesPerTrigger", 1).load({numbers!r})
                  .writeStream.foreachBatch(each).trigger(availableNow=True)
                  .option("checkpointLocation", {str(tmp_path / "checkpoint")!r}).start())
         query.awaitTermination()
@@ -107,7 +107,7 @@ def test_a_client_killed_mid_batch_has_its_query_stopped_and_its_server_closed(s
         def each(batch, batch_id):
             say("in a batch")
             time.sleep(600)
-        (spark.readStream.format("delta").load({numbers!r}).writeStream.foreachBatch(each)
+        (spark.readStream.name("input").format("delta").load({numbers!r}).writeStream.foreachBatch(each)
          .option("checkpointLocation", {str(tmp_path / "checkpoint")!r}).start())
         time.sleep(600)
     """)

@@ -40,7 +40,7 @@ def produce(spark, broker: KafkaBroker, topic: str, ids: range) -> None:
 def stream_into_delta(spark, broker: KafkaBroker, topic: str, table: Path, checkpoint: Path):
     """One availableNow run: what the topic holds past the checkpoint, parsed in SQL, into Delta."""
     (
-        spark.readStream.format("kafka")
+        spark.readStream.name("input").format("kafka")
         .option("kafka.bootstrap.servers", broker.bootstrap_servers)
         .option("subscribe", topic)
         .option("startingOffsets", "earliest")

@@ -154,9 +154,10 @@ def _state_refused(
     hadoop_fs.delete(spark, trial)  # one left by a run killed while trying
     hadoop_fs.copy_tree(spark, checkpoint, trial)
     try:
+        inputs = plans.streaming_inputs(frame)
         # As the model's own will be when it starts (its inputs were checked above).
-        prepare(spark, model, trial, lambda: plans.streaming_inputs(frame))
-        _plan_empty_batch(spark, trial, len(plans.streaming_inputs(frame)))
+        prepare(spark, model, trial, lambda: inputs)
+        _plan_empty_batch(spark, trial, len(inputs))
         query = (frame.writeStream.queryName(f"{TRIAL_QUERY_PREFIX}{model}").format("noop")
                  .outputMode(output_mode).option("checkpointLocation", trial).trigger(once=True).start())
         try:

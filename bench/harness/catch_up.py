@@ -12,7 +12,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from bench.harness.rows_read import rows_read_by_run
-from dbt_spark_streaming.delta import tables as delta_tables
+from dbt_spark_streaming.delta import log as delta_log, tables as delta_tables
 from dbt_spark_streaming.errors import explain
 from dbt_spark_streaming.progress.batch import batches_of
 from dbt_spark_streaming.writes.streaming import StreamingWrite, start_streaming_write
@@ -92,5 +92,5 @@ def files_touched_since(spark: SparkSession, table: str, version: int) -> int:
 
 def table_files(spark: SparkSession, table: str) -> int:
     """Data files in the table's latest snapshot, from its Delta log."""
-    snapshot = delta_tables.snapshot(spark, table)
-    return int(snapshot.log.unsafeVolatileSnapshot().numOfFiles()) if snapshot.log is not None else 0
+    log = delta_tables.log_handle(spark, table)
+    return int(delta_log.current(spark, log).numOfFiles()) if log is not None else 0

@@ -25,12 +25,12 @@ def _run_query(spark, source: str, checkpoint: str) -> list[int]:
     return seen
 
 
-def _callback_threads() -> int:
-    """Python threads reading a callback connection. Counted by what they run, not all threads:
-    threads of earlier tests in this process end at any time and would move a plain count."""
-    return sum(1 for thread in threading.enumerate()
-               if isinstance(getattr(getattr(thread, "_target", None), "__self__", None),
-                             ClientServerConnection))
+def _callback_threads() -> set[threading.Thread]:
+    """Python threads reading a callback connection, picked by what they run, not all threads.
+    Compared as sets, not counts: threads of earlier tests in this process end at any time."""
+    return {thread for thread in threading.enumerate()
+            if isinstance(getattr(getattr(thread, "_target", None), "__self__", None),
+                          ClientServerConnection)}
 
 
 def _until(condition, seconds: float = 10.0) -> bool:
@@ -53,13 +53,14 @@ def test_each_query_thread_leaves_a_connection_that_close_stale_closes(spark, tm
         assert _run_query(spark, source, str(tmp_path / f"checkpoint_{number}")) == [3]
     leaked = callback_connections.idle_count(spark) - idle_before
     assert leaked >= QUERIES, "each query's stream thread keeps its connection and a Python thread"
-    assert _callback_threads() >= threads_before + QUERIES
+    started = _callback_threads() - threads_before
+    assert len(started) >= QUERIES
 
     closed = callback_connections.close_stale(spark)
 
     assert closed >= QUERIES - callback_connections.KEPT
     assert callback_connections.idle_count(spark) <= callback_connections.KEPT
     # Each closed connection's Python thread sees the socket end and returns.
-    assert _until(lambda: _callback_threads() <= threads_before + callback_connections.KEPT)
+    assert _until(lambda: len(_callback_threads() & started) <= callback_connections.KEPT)
     # Callbacks still work: a new stream thread opens a connection of its own.
     assert _run_query(spark, source, str(tmp_path / "checkpoint_after")) == [3]

@@ -1,7 +1,7 @@
 # Quick start: `make run` (the demo pipeline) and `make test` (lint + tests).
 # Everything is installed into the repository: .venv/ (Python packages), .jars/ (Delta Lake's and
-# Spark's Kafka connector's jars from Maven Central) and .jars-kafka-broker/ (a Kafka broker for the
-# tests, kept off Spark's classpath). Data lives in .lakehouse/ (docs/lakehouse.md says how to move it).
+# Spark's Kafka connector's jars from Maven Central), .jars-kafka-broker/ and .jars-s3-store/ (a Kafka
+# broker and an S3 API server for the tests, kept off Spark's classpath). Data lives in .lakehouse/ (docs/lakehouse.md says how to move it).
 
 PYTHON ?= python3
 VENV := .venv
@@ -9,15 +9,17 @@ BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 JARS := .jars/.complete
 KAFKA_JARS := .jars-kafka-broker/.complete
+S3_STORE_JARS := .jars-s3-store/.complete
 KILLS ?= 20
+STORE ?= local
 # Spark's jars for this repository: fetched by Maven (jars/pom.xml), not on first use into the
 # user's cache as an installed adapter does (adapter/dbt_spark_streaming/classpath.py).
 export SPARK_EXTRA_JARS_DIR := $(CURDIR)/.jars
 SEED ?= 1
 
-.PHONY: setup kafka-jars run lint test test-fast test-unit test-session test-adapter test-processes serve status stop report chaos cluster-start cluster-run cluster-stop bench bench-run-cost bench-modes bench-cdc bench-expectations bench-unit-tests bench-file-pushdown bench-landing-listing bench-delta-commit bench-latency bench-soak clean
+.PHONY: setup kafka-jars run lint test test-fast test-unit test-session test-adapter test-processes serve status stop report chaos cluster-start cluster-run cluster-stop s3-store-start s3-store-stop bench bench-run-cost bench-modes bench-cdc bench-expectations bench-unit-tests bench-file-pushdown bench-landing-listing bench-delta-commit bench-latency bench-soak clean
 
-setup: $(INSTALLED) $(JARS) $(KAFKA_JARS)
+setup: $(INSTALLED) $(JARS) $(KAFKA_JARS) $(S3_STORE_JARS)
 
 $(INSTALLED): requirements.txt pyproject.toml adapter/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +43,10 @@ kafka-jars: $(KAFKA_JARS)
 
 $(KAFKA_JARS): jars/kafka-broker/pom.xml $(INSTALLED)
 	$(BIN)/python -m python_runners jars --kafka-broker
+	touch $@
+
+$(S3_STORE_JARS): jars/s3-store/pom.xml $(INSTALLED)
+	$(BIN)/python -m python_runners jars --s3-store
 	touch $@
 
 run: setup
@@ -117,9 +123,10 @@ stop: $(INSTALLED)
 report: setup
 	$(BIN)/python -m python_runners report
 
-# SIGKILL the always-on pipeline KILLS times while data lands, then check every record and gold.
+# SIGKILL the always-on pipeline KILLS times while data lands, then check every record and gold;
+# STORE=s3 puts the lakehouse on an S3 API on loopback (docs/object-storage.md).
 chaos: setup
-	$(BIN)/python -m python_runners chaos --kills $(KILLS) --seed $(SEED)
+	$(BIN)/python -m python_runners chaos --kills $(KILLS) --seed $(SEED) --store $(STORE)
 
 # A standalone Spark cluster (master + 2 workers) and a PostgreSQL metastore on loopback, and the
 # demo on it through the `cluster` dbt target, in a lakehouse of its own.
@@ -129,6 +136,14 @@ cluster-start: setup
 
 cluster-run: setup
 	LAKEHOUSE_DIR="$(CLUSTER_LAKEHOUSE)" DBT_TARGET=cluster $(BIN)/python -m python_runners demo
+
+# An S3 API on loopback (S3Proxy, objects under .lakehouse/s3-store/) for the `s3` dbt target:
+# `start` prints the variables to export (docs/object-storage.md).
+s3-store-start: setup
+	$(BIN)/python -m python_runners s3-store start
+
+s3-store-stop: $(INSTALLED)
+	$(BIN)/python -m python_runners s3-store stop
 
 cluster-stop: $(INSTALLED)
 	LAKEHOUSE_DIR="$(CLUSTER_LAKEHOUSE)" $(BIN)/python -m python_runners cluster stop

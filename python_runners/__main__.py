@@ -4,10 +4,11 @@
     land [--records N] [--files K]   land one new batch: recordings, status reports, patient changes
     service start|status|stop the always-on pipeline (make serve / status / stop)
     cluster start|stop        a standalone Spark cluster and PostgreSQL metastore (make cluster-*)
+    s3-store start|stop       an S3 API on loopback for the `s3` target (make s3-store-*)
     lint                      streaming rules sqlfluff cannot know (make lint)
     report                    throughput and batch duration per model, PNG and HTML (make report)
     chaos                     SIGKILL the always-on pipeline while data lands, then audit (make chaos)
-    jars [--kafka-broker]     copy the pinned jars from Maven Central (make setup)
+    jars [--kafka-broker | --s3-store]   copy the pinned jars from Maven Central (make setup)
     reset-checkpoint --select MODEL --from-now|--from-version N|--from-timestamp T|--from-offsets J
                               reset one model's checkpoint, keep its table (docs/changing-models.md)
     rollback --select MODEL   put a model back as before its last redeploy (docs/changing-models.md)
@@ -38,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return package_command.run(argv[0], argv[1:])
 
-    from python_runners.infra import cluster
+    from python_runners.infra import cluster, s3_store_command
     from python_runners.ops import service
 
     parser = argparse.ArgumentParser(prog="python -m python_runners", description=__doc__,
@@ -52,19 +53,25 @@ def main(argv: list[str] | None = None) -> int:
     land.add_argument("--files", type=int, default=2)
     service.add_commands(commands)
     cluster.add_commands(commands)
+    s3_store_command.add_commands(commands)
     for name in (*_FORWARDED, *_PACKAGE_COMMANDS):
         commands.add_parser(name, help=f"see `python -m python_runners {name} --help`")
     jars = commands.add_parser("jars", help="copy the pinned jars from Maven Central")
-    jars.add_argument("--kafka-broker", action="store_true",
-                      help="the test Kafka broker's jars (.jars-kafka-broker/), not Spark's")
+    servers = jars.add_mutually_exclusive_group()
+    servers.add_argument("--kafka-broker", action="store_true",
+                         help="the test Kafka broker's jars (.jars-kafka-broker/), not Spark's")
+    servers.add_argument("--s3-store", action="store_true",
+                         help="the test S3 API server's jar (.jars-s3-store/), not Spark's")
     args = parser.parse_args(argv)
 
     if args.command == "service":
         return service.main(args)
     if args.command == "cluster":
         return cluster.main(args)
+    if args.command == "s3-store":
+        return s3_store_command.main(args)
     if args.command == "jars":
-        return _fetch_jars(args.kafka_broker)
+        return _fetch_jars(args.kafka_broker, args.s3_store)
     from python_runners.demo import pipeline
 
     if args.command == "demo":
@@ -74,24 +81,24 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _fetch_jars(kafka_broker: bool) -> int:
-    if not kafka_broker:
-        from dbt_spark_streaming.java_runtime import choose_java, describe
+def _fetch_jars(kafka_broker: bool, s3_store: bool) -> int:
+    if kafka_broker or s3_store:
+        from python_runners.infra import kafka_broker_jars, s3_store as s3_store_server
 
-        print(describe(choose_java()))  # a Java Spark cannot run on stops the set-up here
-    if kafka_broker:
-        from python_runners.infra import kafka_broker_jars as fetched
-    else:
-        from python_runners.infra import maven as fetched
-    for path in fetched.fetch():
+        for path in (kafka_broker_jars if kafka_broker else s3_store_server).fetch():
+            print(path)
+        return 0
+    from dbt_spark_streaming.java_runtime import choose_java, describe
+    from dbt_spark_streaming.jvm_options import build_class_data_archive
+    from python_runners.infra import maven
+
+    print(describe(choose_java()))  # a Java Spark cannot run on stops the set-up here
+    for path in maven.fetch():
         print(path)
-    if not kafka_broker:
-        from dbt_spark_streaming.jvm_options import build_class_data_archive
-
-        # Never fails the set-up: without the archive sessions only start slower.
-        archive = build_class_data_archive()
-        if archive:
-            print(archive)
+    # Never fails the set-up: without the archive sessions only start slower.
+    archive = build_class_data_archive()
+    if archive:
+        print(archive)
     return 0
 
 

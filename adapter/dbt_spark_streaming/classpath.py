@@ -48,6 +48,37 @@ KAFKA_CONNECTOR = f"org.apache.spark:spark-sql-kafka-0-10_{SCALA_BINARY}:{pyspar
 POSTGRESQL_DRIVER = "org.postgresql:postgresql:42.7.14"
 
 
+# Hadoop's S3A connector, for lakehouse locations on s3a://: at pyspark's own Hadoop version, with
+# the three AWS SDK modules it calls instead of the SDK's 690 MB bundle (jars/s3a/pom.xml pins the
+# same for this repository). A session puts them on its class path only when it needs them.
+AWS_SDK_VERSION = "2.35.4"  # what Hadoop 3.5.0 is built against
+S3A_EXCLUDES = "software.amazon.awssdk:bundle"
+S3A_FOLDER = "s3a"
+
+
+def hadoop_version() -> str:
+    """The Hadoop version pyspark ships (its hadoop-client-api jar)."""
+    for jar in PYSPARK_JARS.glob("hadoop-client-api-*.jar"):
+        match = _VERSIONED_JAR.match(jar.name)
+        if match:
+            return match.group("version")
+    raise JarsMissingError(f"pyspark at {PYSPARK_JARS.parent} has no hadoop-client-api jar: reinstall pyspark.")
+
+
+def s3a_packages() -> tuple[str, ...]:
+    return (f"org.apache.hadoop:hadoop-aws:{hadoop_version()}",
+            *(f"software.amazon.awssdk:{module}:{AWS_SDK_VERSION}"
+              for module in ("s3", "s3-transfer-manager", "sts")))
+
+
+def uses_s3a(locations: Iterable[str]) -> bool:
+    return any(location.startswith("s3a://") for location in locations)
+
+
+def s3a_jar_paths() -> list[str]:
+    return sorted(str(jar) for jar in (JARS_DIR / S3A_FOLDER).glob("*.jar"))
+
+
 def packages() -> tuple[str, ...]:
     """The Maven coordinates fetched on first use."""
     return (delta_coordinates(), KAFKA_CONNECTOR, POSTGRESQL_DRIVER)
@@ -73,16 +104,18 @@ def jar_paths() -> list[str]:
     return sorted(str(jar) for jar in JARS_DIR.glob("*.jar"))
 
 
-def class_paths(master: str, driver_jars: list[str] | None = None) -> tuple[list[str], list[str]]:
+def class_paths(master: str, driver_jars: list[str] | None = None,
+                s3a: bool = False) -> tuple[list[str], list[str]]:
     """(spark.jars, the driver JVM's own class path) for a session on `master`; `driver_jars`:
-    what must be on the driver's class path whatever the master (a metastore's JDBC driver).
+    what must be on the driver's class path whatever the master (a metastore's JDBC driver);
+    `s3a`: with the S3A connector's jars.
 
     In local mode the jars go on the driver's class path, where the application class loader
     loads them: their classes can then be kept in the class-data archive (Java archives none
     that Spark's own jar loader loads), and the executor, in the same JVM, does not fetch a copy
     of each jar through Spark's file server (about 0.5 s of every start). A cluster's executors
     get them through spark.jars, as usual."""
-    jars = jar_paths()
+    jars = jar_paths() + (s3a_jar_paths() if s3a else [])
     if master.startswith("local"):
         return [], list(dict.fromkeys([*(driver_jars or []), *jars]))
     return jars, list(driver_jars or [])
@@ -150,3 +183,52 @@ def artifact_name(file_name: str) -> str:
 
 def artifact_names(jars: Iterable[Path]) -> set[str]:
     return {artifact_name(jar.name) for jar in jars}
+
+
+# A bare session whose start has Spark's Ivy resolve the S3A jars (no Delta, no Hive): run as
+# `python -c` in a process of its own, the JVM then gone.
+_RESOLVE_S3A = """
+import sys
+from pyspark.sql import SparkSession
+packages, excludes, ivy, settings = sys.argv[1:5]
+builder = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+for key, value in (("spark.jars.packages", packages), ("spark.jars.excludes", excludes),
+                   ("spark.jars.ivy", ivy), ("spark.jars.ivySettings", settings)):
+    builder = builder.config(key, value)
+builder.getOrCreate().stop()
+"""
+
+
+def fetch_s3a_jars() -> list[str]:
+    """The S3A connector's jars, resolved from Maven Central into JARS_DIR/s3a once."""
+    if s3a_jar_paths():
+        return s3a_jar_paths()
+    import subprocess
+    import sys
+
+    shared = user_cache() / "ivy"
+    ivy = shared / "homes" / f"{JARS_DIR.name}-{S3A_FOLDER}"
+    shutil.rmtree(ivy / "jars", ignore_errors=True)
+    ivy.mkdir(parents=True, exist_ok=True)
+    settings = ivy / "ivysettings.xml"
+    settings.write_text(_IVY_SETTINGS.format(cache=shared / "cache", central=MAVEN_CENTRAL))
+    result = subprocess.run(
+        [sys.executable, "-c", _RESOLVE_S3A, ",".join(s3a_packages()), S3A_EXCLUDES, str(ivy), str(settings)],
+        capture_output=True, text=True)
+    if result.returncode != 0:
+        raise JarsMissingError(
+            f"Could not fetch the S3A connector's jars ({', '.join(s3a_packages())}) from Maven "
+            f"Central, which a lakehouse on s3a:// needs. Spark said:\n{result.stderr[-3000:]}\n"
+            "Check the network or the proxy (or point SPARK_STREAMING_MAVEN_REPOSITORY at a mirror), "
+            f"or put the jars in {JARS_DIR / S3A_FOLDER} yourself.")
+    shipped = artifact_names(PYSPARK_JARS.glob("*.jar")) | artifact_names(Path(jar) for jar in jar_paths())
+    staging = JARS_DIR / f"{S3A_FOLDER}.staging"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    for jar in Path(ivy, "jars").glob("*.jar"):
+        name = jar.name.split("_", 1)[-1]
+        if artifact_name(name) not in shipped:
+            shutil.copy2(jar, staging / name)
+    shutil.rmtree(JARS_DIR / S3A_FOLDER, ignore_errors=True)
+    staging.rename(JARS_DIR / S3A_FOLDER)
+    return s3a_jar_paths()

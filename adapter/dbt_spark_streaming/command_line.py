@@ -62,7 +62,14 @@ def write_project_macros(project_dir: Path) -> list[Path]:
 
 
 def fetch_jars() -> list[str]:
-    """The jars in the cache, fetched first by a session of their own if it has none."""
+    """The jars in the cache, fetched first by a session of their own if it has none; then the
+    S3A connector's (a lakehouse on s3a://), fetched once as well."""
+    from dbt_spark_streaming import classpath
+
+    return _fetch_core_jars() + classpath.fetch_s3a_jars()
+
+
+def _fetch_core_jars() -> list[str]:
     import os
     import tempfile
 

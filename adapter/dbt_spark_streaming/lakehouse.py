@@ -4,6 +4,10 @@ Everything lives under one folder (`.lakehouse/` in the dbt project's folder by 
 adapter sets LAKEHOUSE_DIR from the profile's `lakehouse_dir` or the project's folder before the
 first session), so that deleting it resets the pipeline. Each part can be moved on its own with an environment variable, which is
 also how a cluster target points them at shared storage.
+
+A lakehouse on remote storage (`s3a://bucket/lakehouse`) keeps this machine's own files apart,
+in a local folder (`local`): the run lock, the warm driver's and the service's records, Spark's
+log, and the embedded Derby metastore, which only opens local files.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ PART_VARIABLES = {
     "checkpoints": "LAKEHOUSE_CHECKPOINT_DIR",
     "landing": "LAKEHOUSE_LANDING_DIR",
 }
+# This machine's own files when the root is remote (a local root holds them itself).
+LOCAL_VARIABLE = "LAKEHOUSE_LOCAL_DIR"
 # The dbt target (its schema) the files under the checkpoint root are written for: set by the
 # adapter from the profile, so that dev, CI and production keep their own.
 TARGET_VARIABLE = "LAKEHOUSE_TARGET"
@@ -36,15 +42,29 @@ class Lakehouse:
     checkpoints: str
     landing: str
     target: str = ""
+    local: str = ""  # this machine's own files: the root itself, unless the root is remote
+
+    def __post_init__(self) -> None:
+        if not self.local:
+            object.__setattr__(self, "local", self.root)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Lakehouse":
         root = _absolute(environ.get(ROOT_VARIABLE) or DEFAULT_FOLDER)
+        local = root if on_local_disk(root) else _absolute(environ.get(LOCAL_VARIABLE) or DEFAULT_FOLDER)
         parts = {
-            part: _absolute(environ.get(variable) or f"{root}/{part}")
+            part: _absolute(environ.get(variable) or f"{local if part == 'metastore' else root}/{part}")
             for part, variable in PART_VARIABLES.items()
         }
-        return cls(root=root, **parts, target=environ.get(TARGET_VARIABLE, ""))
+        return cls(root=root, **parts, target=environ.get(TARGET_VARIABLE, ""), local=local)
+
+    def locations(self) -> tuple[str, ...]:
+        return (self.root, self.warehouse, self.checkpoints, self.landing)
+
+    @property
+    def remote(self) -> bool:
+        """The lakehouse's root is on remote storage (an object store, HDFS), not this machine's disk."""
+        return not on_local_disk(self.root)
 
     def landing_path(self, path: str) -> str:
         """A source path as written in YAML: absolute paths and URIs as they are, others under landing."""
@@ -77,6 +97,8 @@ def use_root(folder: Optional[str], project: Path, environ: MutableMapping[str, 
         environ[ROOT_VARIABLE] = _absolute(_resolve_under(str(project), os.path.expanduser(folder)))
     elif not environ.get(ROOT_VARIABLE):
         environ[ROOT_VARIABLE] = _absolute(str(project / DEFAULT_FOLDER))
+    if not on_local_disk(environ[ROOT_VARIABLE]) and not environ.get(LOCAL_VARIABLE):
+        environ[LOCAL_VARIABLE] = _absolute(str(project / DEFAULT_FOLDER))
 
 
 def folders_of(folder: Optional[str], project: Path, environ: Mapping[str, str] = os.environ) -> list[tuple[str, str]]:
@@ -87,7 +109,8 @@ def folders_of(folder: Optional[str], project: Path, environ: Mapping[str, str] 
     lakehouse = Lakehouse.from_env(resolved)
     return [("lakehouse", lakehouse.root), ("warehouse", lakehouse.warehouse),
             ("checkpoints", lakehouse.checkpoints), ("landing", lakehouse.landing),
-            ("metastore", lakehouse.metastore)]
+            ("metastore", lakehouse.metastore),
+            *([("this machine's files", lakehouse.local)] if lakehouse.remote else [])]
 
 
 def on_local_disk(location: str) -> bool:

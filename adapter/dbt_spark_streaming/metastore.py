@@ -16,6 +16,10 @@ from dbt_spark_streaming.classpath import JARS_DIR, jar_paths
 from dbt_spark_streaming.errors import ConfigError
 
 URL_VARIABLE = "LAKEHOUSE_METASTORE_URL"
+# Spark's settings for the metastore's database (the user and password may be in the URL instead).
+METASTORE_URL_KEY = "spark.hadoop.javax.jdo.option.ConnectionURL"
+METASTORE_USER_KEY = "spark.hadoop.javax.jdo.option.ConnectionUserName"
+METASTORE_PASSWORD_KEY = "spark.hadoop.javax.jdo.option.ConnectionPassword"
 
 # Per kind of JDBC URL: the driver class and the jar (pinned in jars/pom.xml) that holds it.
 _DRIVERS = {
@@ -36,12 +40,12 @@ def metastore_conf(folder: str, url: Optional[str]) -> dict[str, str]:
     """Spark settings for the Hive metastore: Derby under `folder`, or the database at `url`."""
     if not url:
         return {
-            "spark.hadoop.javax.jdo.option.ConnectionURL": (
+            METASTORE_URL_KEY: (
                 f"jdbc:derby:;databaseName={folder}/metastore_db;create=true"
             ),
         }
     return {
-        "spark.hadoop.javax.jdo.option.ConnectionURL": url,
+        METASTORE_URL_KEY: url,
         "spark.hadoop.javax.jdo.option.ConnectionDriverName": _driver(url)[0],
         # Hive's own tables are created on first use (and the version check that expects Hive's
         # schema tool to have run is off): nothing to install beyond the empty database. Without

@@ -13,6 +13,7 @@ session. Static settings only apply to the first build in a process.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import sys
@@ -27,12 +28,16 @@ from pyspark.sql import SparkSession
 
 from dbt_spark_streaming import run_lock
 from dbt_spark_streaming import classpath
-from dbt_spark_streaming.classpath import class_paths
+from dbt_spark_streaming.classpath import class_paths, uses_s3a
 from dbt_spark_streaming.java_runtime import use_chosen_java
 from dbt_spark_streaming.jvm.checkpoint_log import OFFSET_LOG_VERSION, SOURCE_NAMING
 from dbt_spark_streaming.jvm_options import java_options
 from dbt_spark_streaming.lakehouse import Lakehouse, on_local_disk
-from dbt_spark_streaming.metastore import configured_url, derby_java_options, driver_jars, metastore_conf
+from dbt_spark_streaming.metastore import (
+    METASTORE_PASSWORD_KEY, METASTORE_URL_KEY, METASTORE_USER_KEY, configured_url, derby_java_options,
+    driver_jars, metastore_conf,
+)
+from dbt_spark_streaming.table_writers import TableWriters
 from dbt_spark_streaming.config.maintenance import SMALL_FILE_BYTES
 from dbt_spark_streaming.driver import attach
 from dbt_spark_streaming.driver.driver_file import DriverRecord
@@ -62,7 +67,7 @@ _jvm_session_class = None
 def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str] = None) -> dict[str, str]:
     metastore = lakehouse.metastore
     catalog = metastore_conf(metastore, metastore_url)
-    jars, driver_class_path = class_paths(master, driver_jars(metastore_url))
+    jars, driver_class_path = class_paths(master, driver_jars(metastore_url), s3a=uses_s3a(lakehouse.locations()))
     # No jars yet on this machine: Spark fetches Delta's as it starts (classpath.py).
     fetch = {} if classpath.jar_paths() else classpath.resolution_conf()
     shuffle_partitions = os.environ.get("SPARK_SHUFFLE_PARTITIONS", "4")
@@ -165,7 +170,9 @@ def session_conf(lakehouse: Lakehouse, master: str, metastore_url: Optional[str]
         # which this project does not write.
         "spark.sql.hive.filesourcePartitionFileCacheSize": "0",
         **checkpoint_file_manager(lakehouse.checkpoints),
-        **LOCAL_FILES,
+        # S3A buffers an upload in a local file through Hadoop's checksummed local file system,
+        # which these settings replace: with any location on s3a://, Hadoop's defaults stay.
+        **({} if uses_s3a(lakehouse.locations()) else LOCAL_FILES),
         **loopback_driver(master),
     }
 
@@ -215,10 +222,8 @@ LOCAL_FILES = {
 
 
 def spark_log_path(lakehouse: Lakehouse) -> str:
-    """Spark's own log (its Java stack traces): under the lakehouse, or dbt's logs/ when the
-    lakehouse is remote storage."""
-    local = "://" not in lakehouse.root and not lakehouse.root.startswith("file:")
-    return str(Path(lakehouse.root if local else Path.cwd()) / "logs" / "spark.log")
+    """Spark's own log (its Java stack traces): in this machine's folder of the lakehouse."""
+    return str(Path(lakehouse.local) / "logs" / "spark.log")
 
 
 def get_or_create_session(
@@ -270,11 +275,13 @@ def _build(
     lakehouse = lakehouse or Lakehouse.from_env()
     metastore_url = configured_url(metastore_url)
     use_chosen_java()  # before the conf: the class-data archive is one per Java
+    if uses_s3a(lakehouse.locations()):
+        classpath.fetch_s3a_jars()  # once per machine, before the JVM whose class path they join
     conf = session_conf(
         lakehouse, master or os.environ.get("SPARK_MASTER", DEFAULT_MASTER), metastore_url
     )
     conf.update(extra_conf or {})
-    attached = attach.try_attach(lakehouse.root, conf, note=_say)
+    attached = attach.try_attach(lakehouse.local, conf, note=_say)
     if attached is not None:
         _session, _lakehouse, _attached = attached.session, lakehouse, attached.driver
         startup_seconds = attached.seconds
@@ -353,13 +360,13 @@ def session_key(spark: SparkSession) -> int:
 def claim_model(model: str) -> Iterator[bool]:
     """A served run of the model: True while the block runs if no command attached to this
     process's warm driver writes it (run_lock.model_claim)."""
-    with run_lock.model_claim((_lakehouse or Lakehouse.from_env()).root, _model_key(model)) as claimed:
+    with run_lock.model_claim((_lakehouse or Lakehouse.from_env()).local, _model_key(model)) as claimed:
         yield claimed
 
 
 def model_holder(model: str) -> str:
     """Who holds the model's lock: 'process 123 (`dbt run ...`)'."""
-    return run_lock.holder_said(run_lock.holder_of_model((_lakehouse or Lakehouse.from_env()).root,
+    return run_lock.holder_said(run_lock.holder_of_model((_lakehouse or Lakehouse.from_env()).local,
                                                          _model_key(model)))
 
 
@@ -369,17 +376,56 @@ def _model_key(model: str) -> str:
     return f"{target}.{model}" if target else model
 
 
-def claim_lakehouse_for(model: str) -> None:
+def claim_lakehouse_for(model: str, table: Optional[str] = None) -> None:
     """Before a model writes: the run lock, so no other process writes the same checkpoints;
-    attached to a warm driver, whose process holds that lock, the model's own."""
+    attached to a warm driver, whose process holds that lock, the model's own. With a shared
+    metastore, also its `table` against every other process that shares it (table_writers.py)."""
     try:
         if _attached is not None:
-            root = (_lakehouse or Lakehouse.from_env()).root
+            root = (_lakehouse or Lakehouse.from_env()).local
             run_lock.hold_model(root, _model_key(model), note=lambda said: _say(f"Model {model}: {said}."))
         else:
             take_run_lock()
     except run_lock.LakehouseBusyError as busy:
         raise StreamingModelError(f"Model {model}: {busy}") from None
+    if table:
+        claim_table(model, table)
+
+
+def claim_table(model: str, table: str) -> None:
+    """With a shared metastore, this process is `table`'s one writer from now until it exits
+    (table_writers.py): taken when a model's run begins, before it knows whether anything is
+    new, so that whether a second process may run the model never depends on the data."""
+    writers = _table_writers()
+    if writers is not None:
+        writers.claim(table, model)
+
+
+@contextmanager
+def committing(table: str) -> Iterator[None]:
+    """Around a commit to a table other processes append to as well: with a shared metastore,
+    one process's commit at a time (table_writers.py)."""
+    writers = _table_writers()
+    if writers is None:
+        yield
+        return
+    with writers.committing(table):
+        yield
+
+
+_writers: Optional[TableWriters] = None
+
+
+def _table_writers() -> Optional[TableWriters]:
+    """This process's hold on the tables it writes, when its metastore is shared (a JDBC URL)."""
+    global _writers
+    url = _conf.get(METASTORE_URL_KEY) or (_attached.conf.get(METASTORE_URL_KEY) if _attached else None)
+    if _writers is None and url and not url.startswith("jdbc:derby:") and _session is not None:
+        conf = _attached.conf if _attached is not None else _conf
+        _writers = TableWriters(_session, url, conf.get(METASTORE_USER_KEY), conf.get(METASTORE_PASSWORD_KEY))
+        if _attached is not None:  # the connection is in the warm driver's JVM, which outlives this process
+            atexit.register(_writers.close)
+    return _writers
 
 
 def claim_model_if_attached(model: str) -> None:
@@ -398,7 +444,7 @@ def take_run_lock(lakehouse: Optional[Lakehouse] = None) -> None:
             + ("The service maintains the tables it serves itself; stop it (`dbt-spark-streaming "
                "stop`) to run this." if _attached.kind == "service" else
                "Stop it (`dbt-spark-streaming driver stop`) and run this again."))
-    previous = run_lock.acquire((lakehouse or _lakehouse or Lakehouse.from_env()).root)
+    previous = run_lock.acquire((lakehouse or _lakehouse or Lakehouse.from_env()).local)
     if previous:
         print(
             f"Note: an earlier run (process {previous.get('pid')}, `{previous.get('command')}`) "

@@ -80,7 +80,7 @@ def measure_attached(pairs: int, memory_runs: int, log_dir: Path, env: dict, tar
 
 
 def driver_memory(runs: int, log_dir: Path, env: dict, target: Path) -> dict:
-    record = driver_file.read(Lakehouse.from_env(env).root)
+    record = driver_file.read(Lakehouse.from_env(env).local)
     assert record is not None, "the warm driver is gone"
     bronze = [NOOP_RUN, "--target-path", str(target), "--select", "bronze_recordings",
               "--land-recordings", "10", "--result", str(target / "memory_run.json")]
@@ -126,5 +126,5 @@ def measure_show(log_dir: Path, env: dict, target: Path, times: int = 3) -> dict
 
 
 def _served_by(lakehouse: Lakehouse, pid: int) -> bool:
-    record = driver_file.read(lakehouse.root)
+    record = driver_file.read(lakehouse.local)
     return record is not None and record.kind == "service" and record.pid == pid

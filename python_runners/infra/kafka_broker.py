@@ -15,9 +15,6 @@ from __future__ import annotations
 import base64
 import os
 import re
-import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -25,6 +22,7 @@ import uuid
 from pathlib import Path
 from typing import Mapping, Optional
 
+from python_runners.infra import loopback
 from python_runners.infra.kafka_broker_jars import JARS_DIR, classpath
 
 LOG4J_CONFIG = Path(__file__).with_name("kafka_broker_log4j2.properties")
@@ -58,7 +56,7 @@ class KafkaBroker:
         self.start_timeout = start_timeout
         self.stop_timeout = stop_timeout
         self.classpath = classpath(jars_dir)  # missing jars fail here, naming the make target
-        self.java = _java()
+        self.java = loopback.java("The Kafka broker")
         self.port: Optional[int] = None
         self.controller_port: Optional[int] = None
         self.process: Optional[subprocess.Popen] = None
@@ -87,7 +85,7 @@ class KafkaBroker:
         """Start the broker; after `stop()`, start it again on the same ports with its data."""
         if self.port is None:
             self.workdir.mkdir(parents=True, exist_ok=True)
-            self.port, self.controller_port = _free_loopback_ports(2)
+            self.port, self.controller_port = loopback.free_ports(2)
             self.config_file.write_text(self._server_properties())
             # Formatting records the controller's address, so a restart must keep the ports.
             self._format_storage()
@@ -99,7 +97,7 @@ class KafkaBroker:
                     # Its own session: a Ctrl-C in the terminal reaches the Python process, whose
                     # stop() then shuts the broker down in order.
                     start_new_session=True,
-                    preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+                    preexec_fn=loopback.die_with_parent if sys.platform == "linux" else None,
                 )
             self._wait_until_ready()
         except BaseException:
@@ -171,7 +169,7 @@ class KafkaBroker:
         with open(self.log_file, errors="replace") as log:
             while True:
                 seen = (seen + log.read())[-100_000:]
-                if STARTED_LINE in seen and _accepts_connections(self.port):
+                if STARTED_LINE in seen and loopback.accepts_connections(self.port):
                     return
                 if self.process.poll() is not None:
                     raise KafkaBrokerError(
@@ -207,52 +205,9 @@ class KafkaBroker:
         ]
 
 
-def _java() -> str:
-    java_home = os.environ.get("JAVA_HOME")
-    java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
-    if not java or not Path(java).exists():
-        raise KafkaBrokerError(
-            "The Kafka broker needs Java 17 or newer: no `java` on PATH"
-            + (f" nor in JAVA_HOME ({java_home})." if java_home else ".")
-        )
-    return java
-
-
-def _free_loopback_ports(count: int) -> list[int]:
-    # All held open together, so the OS hands out distinct ports.
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for sock in sockets:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
-
-
-def _accepts_connections(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 def _random_cluster_id() -> str:
     """A Kafka Uuid: 16 random bytes, URL-safe base64 without padding."""
     while True:
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
         if not cluster_id.startswith("-"):  # a leading dash would read as a command-line option
             return cluster_id
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: the kernel SIGKILLs the broker when the Python process dies.
-
-    Covers what `stop()` cannot: the test process killed with SIGKILL. (The kernel ties this to
-    the thread that started the broker, so start it from a thread that lives as long as it.)
-    """
-    import ctypes
-
-    PR_SET_PDEATHSIG = 1
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)

@@ -11,17 +11,25 @@ import subprocess
 from pathlib import Path
 from typing import Callable
 
-from dbt_spark_streaming.classpath import JARS_DIR, PYSPARK_JARS, artifact_name, artifact_names, jar_paths
+from dbt_spark_streaming.classpath import (
+    JARS_DIR, PYSPARK_JARS, S3A_FOLDER, artifact_name, artifact_names, jar_paths, s3a_jar_paths,
+)
 from python_runners import REPO_ROOT
 
 POM = REPO_ROOT / "jars" / "pom.xml"
 
 
+S3A_POM = REPO_ROOT / "jars" / "s3a" / "pom.xml"
+
+
 def fetch() -> list[str]:
-    """Copy the pinned jars and their runtime dependencies, minus what pyspark already ships."""
+    """Copy the pinned jars and their runtime dependencies, minus what pyspark already ships;
+    then the S3A connector's into their own folder, minus what those two have."""
     shipped = artifact_names(PYSPARK_JARS.glob("*.jar"))
     copy_maven_dependencies(POM, JARS_DIR, keep=lambda jar: artifact_name(jar.name) not in shipped)
-    return jar_paths()
+    shipped |= artifact_names(Path(jar) for jar in jar_paths())
+    copy_maven_dependencies(S3A_POM, JARS_DIR / S3A_FOLDER, keep=lambda jar: artifact_name(jar.name) not in shipped)
+    return jar_paths() + s3a_jar_paths()
 
 
 def copy_maven_dependencies(

@@ -57,3 +57,26 @@ def test_each_set_of_jars_resolves_into_a_folder_of_its_own(monkeypatch, tmp_pat
     newer = Path(classpath.resolution_conf()["spark.jars.ivy"])
 
     assert newer != older and not (newer / "jars").exists()
+
+
+def test_the_s3a_connector_is_at_pysparks_own_hadoop_without_the_sdk_bundle():
+    hadoop = classpath.hadoop_version()
+    assert Path(classpath.PYSPARK_JARS, f"hadoop-client-api-{hadoop}.jar").exists()
+    packages = classpath.s3a_packages()
+    assert packages[0] == f"org.apache.hadoop:hadoop-aws:{hadoop}"
+    assert not any(package.startswith("software.amazon.awssdk:bundle:") for package in packages)
+    assert {package.split(":")[1] for package in packages[1:]} == {"s3", "s3-transfer-manager", "sts"}
+
+
+def test_only_a_session_on_s3a_gets_the_s3a_jars(monkeypatch, tmp_path):
+    monkeypatch.setattr(classpath, "JARS_DIR", tmp_path)
+    (tmp_path / "delta-spark_4.2_2.13-4.4.0.jar").write_bytes(b"jar")
+    (tmp_path / classpath.S3A_FOLDER).mkdir()
+    (tmp_path / classpath.S3A_FOLDER / "hadoop-aws-3.5.0.jar").write_bytes(b"jar")
+
+    assert classpath.uses_s3a(["/data/lakehouse", "s3a://bucket/lakehouse/warehouse"])
+    assert not classpath.uses_s3a(["/data/lakehouse", "file:/data/landing", "abfss://c@a.dfs.core.windows.net/x"])
+    _, plain = classpath.class_paths("local[*]")
+    _, on_s3a = classpath.class_paths("local[*]", s3a=True)
+    assert [Path(jar).name for jar in plain] == ["delta-spark_4.2_2.13-4.4.0.jar"]
+    assert [Path(jar).name for jar in on_s3a] == ["delta-spark_4.2_2.13-4.4.0.jar", "hadoop-aws-3.5.0.jar"]

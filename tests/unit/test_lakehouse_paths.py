@@ -79,3 +79,25 @@ def test_without_a_profile_setting_lakehouse_dir_or_the_projects_folder(tmp_path
     environ = {}
     use_root(None, tmp_path, environ)
     assert environ["LAKEHOUSE_DIR"] == str(tmp_path / ".lakehouse")
+
+
+def test_a_remote_root_keeps_this_machines_files_and_derby_in_a_local_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    lakehouse = Lakehouse.from_env({"LAKEHOUSE_DIR": "s3a://lake/prod"})
+    assert lakehouse.remote and lakehouse.warehouse == "s3a://lake/prod/warehouse"
+    assert lakehouse.local == str(tmp_path / ".lakehouse")
+    assert lakehouse.metastore == f"{tmp_path}/.lakehouse/metastore"  # Derby opens local files only
+    moved = Lakehouse.from_env({"LAKEHOUSE_DIR": "s3a://lake/prod", "LAKEHOUSE_LOCAL_DIR": str(tmp_path / "mine")})
+    assert moved.local == str(tmp_path / "mine") and moved.metastore == f"{tmp_path}/mine/metastore"
+
+
+def test_a_local_root_holds_this_machines_files_itself(tmp_path):
+    lakehouse = Lakehouse.from_env({"LAKEHOUSE_DIR": str(tmp_path), "LAKEHOUSE_LOCAL_DIR": "/elsewhere"})
+    assert not lakehouse.remote and lakehouse.local == str(tmp_path)
+
+
+def test_a_profile_with_a_remote_lakehouse_keeps_local_files_in_the_project(tmp_path):
+    environ: dict[str, str] = {}
+    use_root("s3a://lake/dev", tmp_path, environ)
+    assert environ["LAKEHOUSE_DIR"] == "s3a://lake/dev"
+    assert Lakehouse.from_env(environ).local == str(tmp_path / ".lakehouse")

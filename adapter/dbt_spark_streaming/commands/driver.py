@@ -68,16 +68,11 @@ def main(argv: Sequence[str]) -> int:
 
 
 def start(lakehouse: Lakehouse, argv: list[str]) -> int:
-    if not driver_file.local(lakehouse.root):
-        print(f"The lakehouse {lakehouse.root} is not on this machine's file system: a warm driver "
-              "keeps its address and secret in a local lakehouse only. On a cluster, dbt commands "
-              "start their own driver as before.", file=sys.stderr)
-        return 2
-    running = driver_file.read(lakehouse.root)
+    running = driver_file.read(lakehouse.local)
     if running is not None:
         print(f"A warm driver already runs for {lakehouse.root} ({_who(running)}).")
         return 0
-    log = Path(lakehouse.root) / driver_file.FOLDER / LOG_FILE
+    log = Path(lakehouse.local) / driver_file.FOLDER / LOG_FILE
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w", encoding="utf-8") as output:
         process = subprocess.Popen(
@@ -85,7 +80,7 @@ def start(lakehouse: Lakehouse, argv: list[str]) -> int:
             stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
     while time.monotonic() < deadline:
-        record = driver_file.read(lakehouse.root)
+        record = driver_file.read(lakehouse.local)
         if record is not None and record.pid == process.pid:
             print(f"Warm driver started for {lakehouse.root} (process {process.pid}): dbt commands of "
                   f"this target attach to it; it stops after {record.idle_minutes:g} minutes with none "
@@ -112,7 +107,7 @@ def run_driver(lakehouse: Lakehouse, target: ProfileTarget, idle_minutes: float)
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     signal.signal(signal.SIGINT, lambda *_: stopping.append(True))
-    host = DriverHost(spark, lakehouse.root, session.started_conf(), kind="driver",
+    host = DriverHost(spark, lakehouse.local, session.started_conf(), kind="driver",
                       idle_minutes=idle_minutes, log=lambda line: print(line, flush=True))
     host.start()
     print(f"warm driver: serving {lakehouse.root} (process {os.getpid()})", flush=True)
@@ -126,7 +121,7 @@ def run_driver(lakehouse: Lakehouse, target: ProfileTarget, idle_minutes: float)
 
 
 def status(lakehouse: Lakehouse) -> int:
-    record = driver_file.read(lakehouse.root)
+    record = driver_file.read(lakehouse.local)
     if record is None:
         print(f"No warm driver runs for {lakehouse.root}; `{COMMAND} driver start` starts one.")
         return 1
@@ -153,7 +148,7 @@ def ask_status(record: driver_file.DriverRecord, timeout: float = 2.0) -> Option
 
 
 def stop(lakehouse: Lakehouse) -> int:
-    record = driver_file.read(lakehouse.root)
+    record = driver_file.read(lakehouse.local)
     if record is None:
         print("No warm driver runs.")
         return 0

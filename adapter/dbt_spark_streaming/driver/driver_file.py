@@ -37,8 +37,8 @@ class DriverRecord:
 
 
 def local(lakehouse_root: str) -> bool:
-    """A warm driver keeps its file in a local lakehouse only (not on object storage, where
-    anyone with the bucket could read the secret)."""
+    """A warm driver keeps its file on local disk only (the lakehouse's folder of this
+    machine's files, never on object storage, where anyone with the bucket could read the secret)."""
     return on_local_disk(lakehouse_root)
 
 

@@ -87,5 +87,5 @@ def roll_back_model(
             f"Model {config.model}: it is a {config.materialized}; only streaming_table models "
             f"are redeployed, so there is nothing to roll back."
         )
-    claim_lakehouse_for(config.model)  # no dbt run or service is writing with this checkpoint
+    claim_lakehouse_for(config.model, table)  # no dbt run or service is writing with this checkpoint
     return roll_back(spark, StreamingWrite(config=config, target_table=table))

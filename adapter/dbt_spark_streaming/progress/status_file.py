@@ -27,7 +27,7 @@ LIVE_STATES = ("starting", "catching up", "serving")
 
 
 def status_path(lakehouse: Lakehouse) -> Path:
-    return Path(lakehouse.root) / "service" / "status.json"
+    return Path(lakehouse.local) / "service" / "status.json"
 
 
 class StatusFile:

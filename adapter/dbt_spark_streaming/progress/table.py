@@ -22,6 +22,7 @@ from dbt_spark_streaming.delta import tables as delta_tables
 from dbt_spark_streaming.lakehouse import Lakehouse
 from dbt_spark_streaming.progress import batch_notes
 from dbt_spark_streaming.progress.batch import BatchProgress, model_of
+from dbt_spark_streaming.session import committing
 
 TABLE_VARIABLE = "STREAM_PROGRESS_TABLE"
 RETENTION_VARIABLE = "STREAM_PROGRESS_RETENTION_DAYS"
@@ -161,7 +162,8 @@ def append(spark: SparkSession, rows: Iterable[tuple], name: Optional[str] = Non
     ))
     name = name or table_name()
     _schema_exists(spark, name)
-    frame.write.format("delta").mode("append").option("mergeSchema", "true").saveAsTable(name)
+    with committing(name):
+        frame.write.format("delta").mode("append").option("mergeSchema", "true").saveAsTable(name)
     return len(rows)
 
 

@@ -50,7 +50,7 @@ from dbt_spark_streaming.progress.recorder import ProgressRecorder
 from dbt_spark_streaming.serve import dataflow, input_watches
 from dbt_spark_streaming.run.streaming_run import StreamingRun
 from dbt_spark_streaming.run.summary import StreamSummary, summarise
-from dbt_spark_streaming.session import claim_lakehouse_for
+from dbt_spark_streaming.session import claim_lakehouse_for, claim_table
 from dbt_spark_streaming.sources import initial_snapshot
 from dbt_spark_streaming.sources.corrupt_lines import CorruptLines
 from dbt_spark_streaming.writes import batch_errors, commit_faults
@@ -75,6 +75,7 @@ def run_streaming_model(
     same checkpoint.
     """
     started = time.monotonic()
+    claim_table(write.model, write.target_table)
     progress = run.listen(spark)
     resolve_view = _once(resolve_view)
     redeployed = _redeploy_if_due(spark, run, write, resolve_view, progress)
@@ -207,7 +208,7 @@ def start_model_query(spark: SparkSession, run: StreamingRun, write: StreamingWr
     lakehouse, or its checkpoint and table disagree (either one gone: rows would be lost or
     written twice)."""
     run.refuse_if_interrupted(write.model)
-    claim_lakehouse_for(write.model)
+    claim_lakehouse_for(write.model, write.target_table)
     checkpoints.check_matches_table(spark, write.model, write.target_table, write.checkpoint, table_exists)
     checkpoint_names.prepare_before_start(
         spark, write.model, write.checkpoint, lambda: plans.streaming_inputs(streaming_frame(spark, write)))
@@ -219,7 +220,7 @@ def start_companion(
     spark: SparkSession, run: StreamingRun, companion: CorruptLinesWrite, trigger: Optional[Trigger] = None
 ) -> StreamingQuery:
     run.refuse_if_interrupted(companion.model)
-    claim_lakehouse_for(companion.model)
+    claim_lakehouse_for(companion.model, companion.target_table)
     checkpoint_names.prepare_before_start(
         spark, companion.model, companion.checkpoint, lambda: plans.streaming_inputs(companion.lines.frame(spark)))
     callback_connections.close_stale(spark)

@@ -106,7 +106,7 @@ def serve_until_stopped(spark: SparkSession, run: StreamingRun, log: Log = print
         + "press Ctrl-C or send SIGTERM to stop them after their current batch.")
     keeper.start()
     # dbt commands of this lakehouse attach to the service's JVM while it serves (driver/)
-    host = host_if_none(spark, lakehouse.root, started_conf(), "service", log)
+    host = host_if_none(spark, lakehouse.local, started_conf(), "service", log)
     next_status = time.monotonic()
     poll = min(POLL_SECONDS, DATAFLOW_POLL_SECONDS) if dataflow else POLL_SECONDS
     try:

@@ -100,7 +100,7 @@ def _run_backfill(
         if config.dedupe is not None:
             frame = config.dedupe.apply(frame)  # a batch: duplicates within the history dropped
         delta_constraints.check_query(spark, config.contract, frame.schema)
-        claim_lakehouse_for(config.model)
+        claim_lakehouse_for(config.model, target_table)
         if config.expectations:
             check_rules(frame, config.expectations)
             observation = Observation(f"backfill_{backfill.name}")

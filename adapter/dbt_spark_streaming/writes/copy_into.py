@@ -90,7 +90,7 @@ def run_copy_into(spark: SparkSession, copy: CopyInto, lakehouse: Lakehouse) -> 
         folder = landing_folder(spark, copy.source, lakehouse)
     except StreamSourceConfigError as error:
         raise StreamingModelError(f"Model {copy.model}: {error}") from None
-    claim_lakehouse_for(copy.model)
+    claim_lakehouse_for(copy.model, copy.target_table)
     log = LoadLog(spark, copy.load_log)
     loads = log.loads()
     _check_log_matches_table(spark, copy, loads)

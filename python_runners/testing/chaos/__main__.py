@@ -38,10 +38,9 @@ from python_runners.testing.separate_lakehouse import use_separate_lakehouse
 from python_runners.testing.chaos.stream_state import (
     BETWEEN_BATCHES, COMMITTED_NOT_CHECKPOINTED, MID_BATCH, ModelPaths, stream_state,
 )
-from python_runners.demo.data import (
-    land_batch, land_status_reports, recordings_folder, status_folder,
-)
-from python_runners.demo.patient_changes import land_patient_changes, patient_changes_folder
+from python_runners.testing.chaos.store import ChaosStore
+from python_runners.demo.data import RECORDINGS_FOLDER, STATUS_FOLDER, land_batch, land_status_reports
+from python_runners.demo.patient_changes import PATIENT_CHANGES_FOLDER, land_patient_changes
 from dbt_spark_streaming.lakehouse import Lakehouse
 from dbt_spark_streaming.serve.upkeep import COMPACT_AT_VARIABLE, VACUUM_EVERY_VARIABLE
 from python_runners import REPO_ROOT
@@ -88,6 +87,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--maintenance-kills", type=int, default=None,
                         help="kills at the instant the service commits a compaction or starts a "
                              "VACUUM, in served runs (default: a fifth of --kills)")
+    parser.add_argument("--store", choices=("local", "s3"), default=os.environ.get("STORE") or "local",
+                        help="where the lakehouse lives: local disk, or an S3 API on loopback "
+                             "(S3Proxy, `s3a://`; this machine's files stay under --lakehouse)")
     parser.add_argument("--attached-every", type=int, default=3,
                         help="every Nth run attaches to a warm driver started for it, and only the "
                              "client is killed (0: none)")
@@ -105,25 +107,29 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     root = Path(args.lakehouse).resolve()
     shutil.rmtree(root, ignore_errors=True)
+    store = ChaosStore(args.store, root)
     use_separate_lakehouse(root)  # the audit's own Spark session opens the same lakehouse
+    os.environ.update(store.env())
     os.environ.setdefault("SPARK_SHUFFLE_PARTITIONS", "2")
     env = {**os.environ, COMPACT_AT_VARIABLE: str(args.compact_at), VACUUM_EVERY_VARIABLE: str(args.vacuum_every)}
     lakehouse = Lakehouse.from_env(env)
-    folder = Path(recordings_folder(lakehouse))
+    landings = [lakehouse.landing_path(name) for name in (RECORDINGS_FOLDER, STATUS_FOLDER, PATIENT_CHANGES_FOLDER)]
+    folder, reports, changes = (store.landing(location) for location in landings)
     logs = root / "chaos-logs"
     logs.mkdir(parents=True)
-    models = [_paths(lakehouse, model, schema) for model, schema in MODELS]
+    models = [_paths(lakehouse, model, schema, store.view) for model, schema in MODELS]
 
-    say(f"chaos: {args.kills} kills (seed {args.seed}) on lakehouse {root}; dbt logs in {logs}")
-    reports = status_folder(lakehouse)
-    changes = patient_changes_folder(lakehouse)
+    say(f"chaos: {args.kills} kills (seed {args.seed}) on lakehouse {lakehouse.root}"
+        f"{store.said()}; dbt logs in {logs}")
     first = land_batch(folder, records=args.records).number
     land_status_reports(first, reports)
     land_patient_changes(first, changes)
+    store.upload_landed(landings)
     _run_to_completion(PipelineProcess(["seed"], env, logs / "seed.log"), "dbt seed")
 
     triggers = [trigger.strip() for trigger in args.triggers.split(",") if trigger.strip()]
-    lander = Lander(folder, reports, changes, args.land_every, args.records, files=2)
+    lander = Lander(folder, reports, changes, args.land_every, args.records, files=2,
+                    after_landing=lambda: store.upload_landed(landings))
     lander.start()
     moments = Counter()
     during_maintenance = 0
@@ -176,7 +182,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from dbt_spark_streaming.session import get_or_create_session  # only now: the lock is free
 
-    result = audit(get_or_create_session(lakehouse), folder, changes)
+    result = audit(get_or_create_session(lakehouse, extra_conf=store.spark_conf()), folder, changes)
     say(f"chaos: silver's expectations: {result.quarantined} of {result.landed} recordings belong in "
         f"the quarantine, {result.dropped} are dropped (demo/recording_rules.py)")
     for layer, (lost, duplicated) in result.per_layer.items():
@@ -199,12 +205,12 @@ def say(line: str) -> None:
     print(line, flush=True)
 
 
-def _paths(lakehouse: Lakehouse, model: str, schema: str) -> ModelPaths:
+def _paths(lakehouse: Lakehouse, model: str, schema: str, view) -> ModelPaths:
     return ModelPaths(
         model=model,
         table=f"{schema}.{model}",
-        table_path=Path(lakehouse.warehouse) / f"{schema}.db" / model,
-        checkpoint=Path(lakehouse.checkpoints) / schema / model,
+        table_path=view(f"{lakehouse.warehouse}/{schema}.db/{model}"),
+        checkpoint=view(f"{lakehouse.checkpoints}/{schema}/{model}"),
     )
 
 

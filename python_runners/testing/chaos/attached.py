@@ -38,7 +38,7 @@ class ChaosDriver:
         output = client.output()
         if REFUSED_SAID in output:
             raise AttachedRunFailed(f"the run did not attach: {_line_with(output, REFUSED_SAID)}")
-        record = driver_file.read(self.lakehouse.root)
+        record = driver_file.read(self.lakehouse.local)
         if record is None:
             raise AttachedRunFailed("the warm driver died with its killed client")
         deadline = time.monotonic() + RELEASE_SECONDS

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Callable
 
 from python_runners.demo.data import land_batch, land_status_reports
 from python_runners.demo.patient_changes import land_patient_changes
@@ -13,8 +14,9 @@ from python_runners.demo.patient_changes import land_patient_changes
 class Lander:
     def __init__(
         self, folder: Path, status_folder: Path, changes_folder: Path, every_seconds: float,
-        records: int, files: int,
+        records: int, files: int, after_landing: Callable[[], None] = lambda: None,
     ):
+        self.after_landing = after_landing  # e.g. PUT the new files into an object store
         self.folder = folder
         self.status_folder = status_folder
         self.changes_folder = changes_folder
@@ -37,5 +39,6 @@ class Lander:
             batch = land_batch(self.folder, records=self.records, files=self.files)
             land_status_reports(batch.number, self.status_folder)
             land_patient_changes(batch.number, self.changes_folder)
+            self.after_landing()
             self.batches += 1
             self._stop.wait(self.every_seconds)

@@ -58,7 +58,7 @@ def reset_model_checkpoint(
     config = read_model_config(node, graph, run_vars)
     point = StartingPoint.from_args(config.model, arguments)
     inputs = streaming_inputs(node, graph, config)
-    claim_lakehouse_for(config.model)  # no dbt run or service is writing with this checkpoint
+    claim_lakehouse_for(config.model, table)  # no dbt run or service is writing with this checkpoint
     reset = reset_checkpoint(spark, config, table, inputs, point, lakehouse.landing_path)
     return said(reset, config.checkpoint, table)
 

@@ -16,7 +16,6 @@ import base64
 import os
 import re
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -90,15 +89,8 @@ class KafkaBroker:
             # Formatting records the controller's address, so a restart must keep the ports.
             self._format_storage()
         try:
-            with open(self.log_file, "ab") as log:
-                self.process = subprocess.Popen(
-                    self._java_command("kafka.Kafka", str(self.config_file)),
-                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                    # Its own session: a Ctrl-C in the terminal reaches the Python process, whose
-                    # stop() then shuts the broker down in order.
-                    start_new_session=True,
-                    preexec_fn=loopback.die_with_parent if sys.platform == "linux" else None,
-                )
+            self.process = loopback.start_server(
+                self._java_command("kafka.Kafka", str(self.config_file)), self.log_file)
             self._wait_until_ready()
         except BaseException:
             self.stop()
@@ -107,14 +99,7 @@ class KafkaBroker:
 
     def stop(self) -> None:
         process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(self.stop_timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        loopback.stop_server(process, self.stop_timeout)
 
     def create_topic(self, name: str, partitions: int = 1) -> None:
         self._run_tool(

@@ -7,7 +7,10 @@ import os
 import shutil
 import signal
 import socket
+import subprocess
+import sys
 from pathlib import Path
+from typing import Optional, Sequence
 
 
 class NoJavaError(RuntimeError):
@@ -56,3 +59,27 @@ def die_with_parent() -> None:
 
     PR_SET_PDEATHSIG = 1
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def start_server(command: Sequence[str], log_file: Path, outlive_parent: bool = False) -> subprocess.Popen:
+    """The server's process, its output appended to `log_file`. In a session of its own, so a
+    Ctrl-C in the terminal reaches the Python process, whose stop then shuts the server down in
+    order; killed with the Python process unless `outlive_parent`."""
+    with open(log_file, "ab") as log:
+        return subprocess.Popen(
+            list(command), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=die_with_parent if sys.platform == "linux" and not outlive_parent else None,
+        )
+
+
+def stop_server(process: Optional[subprocess.Popen], timeout: float) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within `timeout` seconds."""
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

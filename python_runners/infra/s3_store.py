@@ -19,7 +19,6 @@ import hashlib
 import hmac
 import os
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.parse
@@ -100,14 +99,9 @@ class S3Store:
         properties = self.workdir / "s3proxy.properties"
         properties.write_text(self._properties())
         try:
-            with open(self.log_file, "ab") as log:
-                self.process = subprocess.Popen(
-                    [self.java, *JVM_OPTIONS, "-jar", str(self.jar), "--properties", str(properties)],
-                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                    preexec_fn=(loopback.die_with_parent
-                                if sys.platform == "linux" and not self.outlive_parent else None),
-                )
+            self.process = loopback.start_server(
+                [self.java, *JVM_OPTIONS, "-jar", str(self.jar), "--properties", str(properties)],
+                self.log_file, outlive_parent=self.outlive_parent)
             self._wait_until_ready()
         except BaseException:
             self.stop()
@@ -116,14 +110,7 @@ class S3Store:
 
     def stop(self) -> None:
         process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(self.stop_timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        loopback.stop_server(process, self.stop_timeout)
 
     def create_bucket(self, name: str) -> str:
         """A bucket (a folder of the file back end, which S3Proxy lists as one); its s3a:// root."""

@@ -17,7 +17,7 @@ STORE ?= local
 export SPARK_EXTRA_JARS_DIR := $(CURDIR)/.jars
 SEED ?= 1
 
-.PHONY: setup kafka-jars run lint test test-fast test-unit test-session test-adapter test-processes serve status stop report chaos cluster-start cluster-run cluster-stop s3-store-start s3-store-stop bench bench-run-cost bench-modes bench-cdc bench-expectations bench-unit-tests bench-file-pushdown bench-landing-listing bench-delta-commit bench-latency bench-soak clean
+.PHONY: setup kafka-jars run lint test test-fast test-unit test-session test-adapter test-processes serve status stop report chaos cluster-start cluster-run cluster-stop s3-store-start s3-store-stop bench bench-run-cost bench-modes bench-cdc bench-expectations bench-unit-tests bench-file-pushdown bench-landing-listing bench-delta-commit bench-latency bench-object-store bench-soak clean
 
 setup: $(INSTALLED) $(JARS) $(KAFKA_JARS) $(S3_STORE_JARS)
 
@@ -198,6 +198,11 @@ bench-delta-commit: setup
 # update vs complete at 1M keys; about 15 minutes; rewrites sections 3 and 5 of docs/BENCHMARKS.md.
 bench-latency: setup
 	$(BIN)/python -m bench.latency $(BENCH_ARGS)
+
+# The lakehouse on the S3 API on loopback against local disk: no-op and 1% runs, three-hop
+# latency, the idle service's requests per minute (section 15).
+bench-object-store: setup
+	$(BIN)/python -m bench.object_store $(BENCH_ARGS)
 
 # The always-on service for 60 minutes (BENCH_ARGS='--minutes 2880' for two days), every demo
 # model serving, a file every 0.5 s: latency to gold in the last 10 minutes vs the first 10, live

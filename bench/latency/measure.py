@@ -30,6 +30,7 @@ from python_runners.demo.data import FIRST_BATCH_EPOCH, RECORDINGS_FOLDER, STATU
 from dbt_spark_streaming.progress import status_file as service_status
 from dbt_spark_streaming.lakehouse import Lakehouse
 from python_runners.testing.dbt_process import dbt_command
+from python_runners.testing.lakehouse_store import LakehouseStore
 from python_runners.testing.landing import land_json_lines
 from python_runners.testing.separate_lakehouse import separate_lakehouse_env
 from python_runners.testing.service_process import ServiceProcess
@@ -55,31 +56,49 @@ def measure_latency(trigger: str, landings: int, interval_s: float, log_dir: Pat
                     all_models: bool = False, idle_seconds: float = 0,
                     after_landing: Callable[[ServiceProcess, int], None] | None = None,
                     before_stop: Callable[[ServiceProcess], None] | None = None,
-                    service_args: Sequence[str] = ()) -> dict:
+                    service_args: Sequence[str] = (), store: str = "local", name: str | None = None) -> dict:
     """With `all_models`, every model of the demo serves (nine queries); else the three of MODELS.
     With `idle_seconds`, the service's CPU share over that long with nothing landing, measured
-    once every served model has caught up. `after_landing` is called with the service and the
+    once every served model has caught up, and on an object store the requests it made of it
+    meanwhile, per minute. `after_landing` is called with the service and the
     number of files landed so far after each landing, `before_stop` once the last landing is in
-    gold (and after the idle spell), while the service still runs (the soak's memory samples)."""
-    name = "latency_all_models" if all_models else "latency"
+    gold (and after the idle spell), while the service still runs (the soak's memory samples).
+    `store`: where the lakehouse lives (python_runners/testing/lakehouse_store.py)."""
+    name = name or ("latency_all_models" if all_models else "latency")
     root = empty_folder(name)
-    env = separate_lakehouse_env(root)
+    lakehouse_store = LakehouseStore(store, root)
+    try:
+        return _measure(lakehouse_store, root, name, trigger, landings, interval_s, log_dir, all_models,
+                        idle_seconds, after_landing, before_stop, service_args)
+    finally:
+        lakehouse_store.stop()
+
+
+def _measure(store: LakehouseStore, root: Path, name: str, trigger: str, landings: int, interval_s: float,
+             log_dir: Path, all_models: bool, idle_seconds: float,
+             after_landing: Callable[[ServiceProcess, int], None] | None,
+             before_stop: Callable[[ServiceProcess], None] | None, service_args: Sequence[str]) -> dict:
+    env = separate_lakehouse_env(root, **store.env())
     lakehouse = Lakehouse.from_env(env)
-    gold = f"{lakehouse.warehouse}/gold.db/device_counts"
-    landing = Path(lakehouse.landing_path(RECORDINGS_FOLDER))
+    gold = str(store.view(f"{lakehouse.warehouse}/gold.db/device_counts"))
+    landing_location = lakehouse.landing_path(RECORDINGS_FOLDER)
+    landing = store.landing(landing_location)
     landing.mkdir(parents=True)
-    Path(lakehouse.landing_path(STATUS_FOLDER)).mkdir(parents=True)  # the other source, kept empty
+    store.make_folder(lakehouse.landing_path(STATUS_FOLDER))  # the other source, kept empty
 
     run_child(dbt_command(["seed", "--select", "devices"], log_dir / f"{name}_target"), env,
               log_dir / f"{name}_seed.log")
     land(landing, FIRST_DEVICE - 1)  # the service's first catch-up creates the tables with it
+    store.upload_landed([landing_location])
 
     selection = [] if all_models else ["--select", *MODELS]
     service = ServiceProcess(["--trigger", trigger, *selection, *service_args], env, log_dir / f"{name}_service.log",
                              timeout=STOP_TIMEOUT_S)
-    keepers = {model: CommitKeeper(f"{lakehouse.warehouse}/{schema}/{model}", "device_id") for model, schema in HOPS}
+    keepers = {model: CommitKeeper(str(store.view(f"{lakehouse.warehouse}/{schema}/{model}")), "device_id")
+               for model, schema in HOPS}
 
     def landed_one(count: int) -> None:
+        store.upload_landed([landing_location])
         for keeper in keepers.values():
             keeper.keep()
         if after_landing is not None:
@@ -90,10 +109,14 @@ def measure_latency(trigger: str, landings: int, interval_s: float, log_dir: Pat
         landed = land_at_steady_pace(landing, landings, interval_s, landed_one)
         wait_until_visible(gold, landed[-1].device_id, service)
         visible = keepers["device_counts"].keep()
-        idle = None
+        idle = idle_requests = None
         if idle_seconds:
             wait_until_caught_up(lakehouse)
+            before = store_requests(lakehouse)
             idle = idle_cpu_pct(service, idle_seconds)
+            after = store_requests(lakehouse)
+            if before and after:
+                idle_requests = {kind: (after[kind] - before[kind]) * 60 / idle_seconds for kind in after}
         if before_stop:
             before_stop(service)
     finally:
@@ -101,8 +124,10 @@ def measure_latency(trigger: str, landings: int, interval_s: float, log_dir: Pat
     first_in_gold = FirstHolding(visible)
     latencies_ms = [(first_in_gold(landing_.device_id).visible_at - landing_.landed_at) * 1000
                     for landing_ in landed]
-    batches = child_result(["bench.latency.breakdown", "--lakehouse", str(root)],
-                           log_dir / f"{name}_breakdown.log", log_dir / f"{name}_batches.json", env)
+    # The progress table's batches; on the store the child would need its S3 settings: left out.
+    batches = {} if store.store is not None else child_result(
+        ["bench.latency.breakdown", "--lakehouse", str(root)],
+        log_dir / f"{name}_breakdown.log", log_dir / f"{name}_batches.json", env)
     status = service_status.read(lakehouse)
     return {
         "trigger": trigger, "landings": landings, "interval_s": interval_s,
@@ -115,6 +140,8 @@ def measure_latency(trigger: str, landings: int, interval_s: float, log_dir: Pat
         "batches": {query: len(found) for query, found in batches.items()},
         "runs": run_timings(status),
         "idle_cpu_pct": idle,
+        "idle_store_requests_per_min": idle_requests,
+        "store": store.kind,
         "idle_seconds": idle_seconds,
     }
 
@@ -201,6 +228,17 @@ def wait_until_serving(lakehouse: Lakehouse, gold: str, service: ServiceProcess,
                 return
         time.sleep(0.5)
     raise RuntimeError(f"the service was not serving after {READY_TIMEOUT_S} s; see its log")
+
+
+def store_requests(lakehouse: Lakehouse) -> dict[str, int] | None:
+    """What the service has asked of the lakehouse's object store so far, as its status file has
+    it (rewritten every 2 s): read right after a rewrite, so that two reads span their interval."""
+    path = service_status.status_path(lakehouse)
+    written = path.stat().st_mtime
+    deadline = time.monotonic() + 10
+    while path.stat().st_mtime == written and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return json.loads(path.read_text()).get("store_requests")
 
 
 def wait_until_caught_up(lakehouse: Lakehouse) -> None:

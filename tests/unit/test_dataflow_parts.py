@@ -135,6 +135,33 @@ def test_a_polled_watch_reads_no_more_often_than_asked_and_counts_an_error_as_ne
     assert slow.changed_since_last() is None
 
 
+def test_a_remote_delta_input_is_listed_once_then_probed_for_its_next_commit_only():
+    commits, listings, probes = {0, 1}, [], []
+
+    def listed():
+        listings.append(1)
+        return max(commits)
+
+    def is_commit(version):
+        probes.append(version)
+        return version in commits
+
+    latest = input_watches.NextCommits(listed, is_commit)
+    assert latest() == 1 and probes == [2]
+    assert latest() == 1 and probes == [2, 2]  # nothing new: one probe, no listing
+    commits.update({2, 3})
+    assert latest() == 3 and probes[-3:] == [2, 3, 4]
+    assert len(listings) == 1
+
+
+def test_a_remote_input_is_polled_every_5_s_unless_every_reader_may_lag_longer():
+    assert input_watches.remote_poll_seconds([None]) == input_watches.REMOTE_POLL_SECONDS
+    assert input_watches.remote_poll_seconds([600.0, None]) == input_watches.REMOTE_POLL_SECONDS
+    assert input_watches.remote_poll_seconds([8.0]) == input_watches.REMOTE_POLL_SECONDS
+    assert input_watches.remote_poll_seconds([600.0, 120.0]) == 30.0
+    assert input_watches.remote_poll_seconds([86_400.0]) == input_watches.REMOTE_POLL_MAX_SECONDS
+
+
 def test_a_models_lag_runs_from_the_oldest_change_it_has_not_finished_taking():
     served = ScheduledModel(write=None, start=None, inputs=(), output=None, target_lag=5)
     assert served.lag(now=100.0) == 0.0

@@ -153,7 +153,15 @@ def status(lakehouse: Lakehouse) -> int:
         print("  the service's own code: " + ", ".join(
             f"{activity} {figures['ms'] / 1000:.1f} s in {figures['calls']} calls"
             for activity, figures in current["own_time"].items()))
+    if current.get("store_requests"):
+        print("  " + store_requests_said(current["store_requests"]))
     return 0 if current["state"] == "serving" else 1
+
+
+def store_requests_said(requests: dict) -> str:
+    kinds = ", ".join(f"{kind} {count}" for kind, count in requests.items() if kind != "requests" and count)
+    return (f"requests to the lakehouse's object store since the service started: {requests['requests']}"
+            + (f" ({kinds})" if kinds else ""))
 
 
 def stop(lakehouse: Lakehouse) -> int:

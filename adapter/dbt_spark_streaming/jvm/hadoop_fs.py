@@ -7,9 +7,21 @@ import shutil
 from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
+from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
 from dbt_spark_streaming.jvm.jvm_classes import jvm_class
+
+# What an object store's file system (S3A) counts of its requests, by kind, in Hadoop's
+# IOStatistics: what a bucket's bill counts. A local file system counts none of them.
+STORE_REQUESTS = {
+    "requests": ("store_io_request",),
+    "list": ("object_list_request", "object_continue_list_request"),
+    "head": ("action_http_head_request",),
+    "get": ("action_http_get_request",),
+    "put": ("object_put_request",),
+    "delete": ("object_delete_request", "object_bulk_delete_request"),
+}
 
 
 class DataFile(NamedTuple):
@@ -51,9 +63,41 @@ def list_names(spark: SparkSession, location: str) -> list[str]:
         except FileNotFoundError:
             return []
     path, fs = _path_and_fs(spark, location)
-    if not fs.exists(path):
-        return []
-    return [status.getPath().getName() for status in fs.listStatus(path)]
+    try:  # not `exists` first: on an object store that is two requests more
+        return [status.getPath().getName() for status in fs.listStatus(path)]
+    except Py4JJavaError as error:
+        if _not_found(error):
+            return []
+        raise
+
+
+def is_file(spark: SparkSession, location: str) -> bool:
+    """Whether a file is there: one `stat` locally, one HEAD request on an object store (S3A's
+    `exists` adds a listing, for a folder of that name)."""
+    local = _local(spark, location)
+    if local is not None:
+        return os.path.isfile(local)
+    path, fs = _path_and_fs(spark, location)
+    return bool(fs.isFile(path))
+
+
+def store_requests(spark: SparkSession, location: str) -> dict[str, int] | None:
+    """The requests this JVM has made of the store that holds `location` since its file system
+    started, by kind (STORE_REQUESTS); None for one that counts none (local disk)."""
+    if _local(spark, location) is not None:
+        return None
+    _path, fs = _path_and_fs(spark, location)
+    statistics = jvm_class(spark, "org.apache.hadoop.fs.statistics.IOStatisticsSupport").retrieveIOStatistics(fs)
+    if statistics is None:
+        return None
+    counters = statistics.counters()
+    if not counters.containsKey(STORE_REQUESTS["requests"][0]):
+        return None
+    return {kind: sum(int(counters.get(name) or 0) for name in names) for kind, names in STORE_REQUESTS.items()}
+
+
+def _not_found(error: Py4JJavaError) -> bool:
+    return error.java_exception.getClass().getName() == "java.io.FileNotFoundException"
 
 
 def delete(spark: SparkSession, location: str) -> None:
@@ -184,10 +228,13 @@ def files_under(spark: SparkSession, location: str) -> list[str]:
             found.extend(f"file:{os.path.join(folder, name)}" for name in files if not _hidden(name))
         return found
     path, fs = _path_and_fs(spark, location)
-    if not fs.exists(path):
-        return []
     root = path.toUri().getPath().rstrip("/")
-    listed, found = fs.listFiles(path, True), []
+    try:
+        listed, found = fs.listFiles(path, True), []
+    except Py4JJavaError as error:
+        if _not_found(error):
+            return []
+        raise
     while listed.hasNext():
         file = listed.next().getPath()
         below = file.toUri().getPath()[len(root):].split("/")

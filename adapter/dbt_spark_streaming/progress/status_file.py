@@ -38,11 +38,14 @@ class StatusFile:
     def write(self, queries: Iterable[Any] = (), state: str = "serving",
               model: Optional[str] = None, own_time: Optional[dict] = None,
               latest: Optional[Callable[[str], Optional[BatchProgress]]] = None,
-              totals: Optional[Callable[[str], ExpectationCounts]] = None) -> None:
+              totals: Optional[Callable[[str], ExpectationCounts]] = None,
+              store_requests: Optional[dict[str, int]] = None) -> None:
         """`queries`: serving.ServedQuery and dataflow.ScheduledModel objects; `model`: the one catching up; `own_time`:
         what the service's own code has spent so far (own_time.OwnTime.figures()); `latest`:
         a query name's last batch progress, as the progress listener heard it; `totals`: a
-        query name's expectations' counts since the service started (the listener's)."""
+        query name's expectations' counts since the service started (the listener's);
+        `store_requests`: what the service's JVM has asked of the lakehouse's object store,
+        by kind (jvm/hadoop_fs.store_requests; None on local disk)."""
         status = {
             "pid": os.getpid(),
             "state": state,
@@ -51,6 +54,7 @@ class StatusFile:
             "updated_at": _now(),
             "queries": [_query_status(served, latest, totals) for served in queries],
             "own_time": own_time or {},
+            "store_requests": store_requests,
         }
         self.path.parent.mkdir(parents=True, exist_ok=True)
         hidden = self.path.with_name(f".{self.path.name}.{os.getpid()}")

@@ -28,6 +28,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from dbt_spark_streaming.driver.host import host_if_none
+from dbt_spark_streaming.jvm import hadoop_fs
 from dbt_spark_streaming.serve import backoff
 from dbt_spark_streaming.run import interruption
 from dbt_spark_streaming.progress import status_file as service_status
@@ -122,7 +123,8 @@ def serve_until_stopped(spark: SparkSession, run: StreamingRun, log: Log = print
                     with own_time.timed("status file"):
                         status.write(served, own_time=_own_time(recorder, own_time, keeper),
                                      latest=recorder.latest_batch,
-                                     totals=recorder.expectation_totals)
+                                     totals=recorder.expectation_totals,
+                                     store_requests=_store_requests(spark, lakehouse))
                     next_status = time.monotonic() + STATUS_SECONDS
                 wake.wait(poll)
                 wake.clear()
@@ -143,8 +145,13 @@ def serve_until_stopped(spark: SparkSession, run: StreamingRun, log: Log = print
         recorder.lags_from(None)
         status.write(served, state="stopped", own_time=_own_time(recorder, own_time, keeper),
                      latest=recorder.latest_batch,
-                     totals=recorder.expectation_totals)
+                     totals=recorder.expectation_totals,
+                     store_requests=_store_requests(spark, lakehouse))
     return [s.name for s in served]
+
+
+def _store_requests(spark: SparkSession, lakehouse: Lakehouse) -> Optional[dict[str, int]]:
+    return hadoop_fs.store_requests(spark, lakehouse.root) if lakehouse.remote else None
 
 
 def _own_time(recorder: ProgressRecorder, serving: OwnTime, keeper: ProgressKeeper) -> dict:

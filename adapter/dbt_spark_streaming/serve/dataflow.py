@@ -8,12 +8,14 @@ when a run ends:
 1. asks every input's watch (serve/input_watches.py: a `stat` or two, no Spark) whether it changed;
    each model reading a changed input becomes pending, since the time of the change (for a table
    another served model writes, since the time its own inputs changed: lag is end to end); and
-   every `RECHECK_SECONDS` every model, for what a watch may have missed;
+   every `RECHECK_SECONDS` every model, for what a watch may have missed (on an object store,
+   whose polls miss nothing and where each look is billed, every `REMOTE_RECHECK_SECONDS`);
 2. starts the pending models that are not running, at most `runs_at_once()` at a time, earliest
    deadline first (the oldest change waited for, plus the model's target_lag, or the tightest
    target downstream of it: what a target needs runs first); a run first asks lifecycle/up_to_date.py whether the checkpoint has
    anything to do, and starts no query when it has not;
-3. when a run ends, the models reading its table find it changed on the next pass, at once.
+3. when a run ends, the models reading its table find it changed on the next pass, at once (on
+   an object store they are told by the run, and the table is polled only slowly).
 
 So one landing flows bronze -> silver -> gold without waiting for any trigger, and with nothing
 landing no query runs and the loop costs a few `stat` calls. Each run is the model's ordinary
@@ -68,6 +70,12 @@ NO_TARGET_SLACK_SECONDS = 60.0
 # before, just after a look, leaves it unchanged. Each model's checkpoint is checked this often
 # anyway (lifecycle/up_to_date.py, no query unless something is new).
 RECHECK_SECONDS = 60.0
+# A model whose inputs are all on an object store: its polls miss nothing, and a check of its
+# checkpoint there costs a few requests.
+REMOTE_RECHECK_SECONDS = 600.0
+# How often a served model's table on an object store is polled for its readers: they hear of the
+# service's own commits at once; this finds a command's (attached to the service, or elsewhere).
+WRITTEN_HERE_POLL_SECONDS = 60.0
 # A model a command attached to the service writes (driver/) is tried again this often.
 HELD_RETRY_SECONDS = 1.0
 RUN_TIMINGS_KEPT = 250  # the status file carries them every 2 s
@@ -136,6 +144,7 @@ class ScheduledModel:
     run_timings: list = field(default_factory=list, repr=False)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     held_by: Optional[str] = None  # a command attached to the service that writes it now
+    recheck_at: float = 0.0  # when it is next made pending whatever its watches say
 
     @property
     def name(self) -> str:
@@ -203,16 +212,23 @@ class Dataflow:
         self._readers: dict[tuple, list[ScheduledModel]] = {}
         self._writer: dict[tuple, ScheduledModel] = {}
         self._output_since: dict[tuple, float] = {}
-        self._recheck_at = time.time() + RECHECK_SECONDS
         self._conf_before = session_settings.set_settings(spark, served_conf(spark))
+        inputs: dict[tuple, StreamingInput] = {}
         for model in self.models:
             if model.output:
                 self._writer[hadoop_fs.file_key(model.output)] = model
             for found in model.inputs:
                 key = hadoop_fs.file_key(found.path)
-                if key not in self._watches:
-                    self._watches[key] = input_watches.watch_for(found, self._remote_watch)
+                inputs.setdefault(key, found)
                 self._readers.setdefault(key, []).append(model)
+        # A served model's table on an object store: its readers hear of its commits from the
+        # run that made them, and a slow poll catches what a command writes there meanwhile.
+        self._told_on_commit: set[tuple] = set()
+        for key, found in inputs.items():
+            self._watches[key] = input_watches.watch_for(found, lambda found, key=key: self._remote_watch(found, key))
+        now = time.time()
+        for model in self.models:
+            model.recheck_at = now + self._recheck_seconds(model)
         for model in self.models:
             keys = (hadoop_fs.file_key(found.path) for found in model.inputs)
             model.upstream = tuple(self._writer[key] for key in keys if key in self._writer)
@@ -238,9 +254,9 @@ class Dataflow:
                 continue
             for reader in self._readers[key]:
                 reader.mark_pending(self._since(key, changed_at, now))
-        if now >= self._recheck_at:  # what a watch may have missed (see RECHECK_SECONDS)
-            self._recheck_at = now + RECHECK_SECONDS
-            for model in self.models:
+        for model in self.models:  # what a watch may have missed (see RECHECK_SECONDS)
+            if now >= model.recheck_at:
+                model.recheck_at = now + self._recheck_seconds(model)
                 if model.running is None and model.pending_since is None:
                     model.mark_pending(now)
         busy = sum(model.running is not None or model.maintaining is not None for model in self.models)
@@ -370,7 +386,11 @@ class Dataflow:
                 model.upkeep.ran()
             model.last_lag = max(0.0, time.time() - since) if since is not None else None
             if model.output:
-                self._output_since[hadoop_fs.file_key(model.output)] = since or time.time()
+                key = hadoop_fs.file_key(model.output)
+                self._output_since[key] = since or time.time()
+                if key in self._told_on_commit:
+                    for reader in self._readers.get(key, ()):
+                        reader.mark_pending(self._output_since[key])
             if result.batch_due:
                 model.mark_pending(since or time.time())
             return
@@ -447,11 +467,24 @@ class Dataflow:
                 return model.lag(), model.target_lag
         return None
 
-    def _remote_watch(self, found: StreamingInput) -> input_watches.Watch:
+    def _remote_watch(self, found: StreamingInput, key: tuple) -> input_watches.Watch:
         spark, path = self.spark, found.path
+        every = input_watches.remote_poll_seconds(reader.target_lag for reader in self._readers[key])
+        if key in self._writer:
+            self._told_on_commit.add(key)
+            every = max(every, WRITTEN_HERE_POLL_SECONDS)
         if found.format == "delta":
-            return input_watches.PolledWatch(lambda: delta_log.version_listed(spark, path))
-        return input_watches.PolledWatch(lambda: frozenset(hadoop_fs.files_under(spark, path)))
+            log = f"{path.rstrip('/')}/_delta_log"
+            return input_watches.PolledWatch(input_watches.NextCommits(
+                lambda: delta_log.version_listed(spark, path),
+                lambda version: hadoop_fs.is_file(spark, f"{log}/{version:020d}.json")), every)
+        return input_watches.PolledWatch(lambda: frozenset(hadoop_fs.files_under(spark, path)), every)
+
+    def _recheck_seconds(self, model: ScheduledModel) -> float:
+        """A model with an input watched by `stat` is checked every RECHECK_SECONDS: a folder's
+        time may miss a change. Polls of an object store miss none, and each check is requests."""
+        local = any(hadoop_fs.local_path(found.path or "") is not None for found in model.inputs)
+        return RECHECK_SECONDS if local or not model.inputs else REMOTE_RECHECK_SECONDS
 
 
 def served_conf(spark: SparkSession) -> dict[str, str]:

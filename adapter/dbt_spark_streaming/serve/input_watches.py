@@ -6,8 +6,10 @@ second, so a watch must cost next to nothing when nothing changed:
 - a local landing folder: the modification times of the folder and of its subfolders (a file
   created or renamed into a folder changes that folder's time), one `stat` each;
 - a local Delta table: whether the commit file after the last version seen exists, one `stat`;
-- the same on any other file system (S3, HDFS, ...), through Hadoop, at most every
-  `REMOTE_POLL_SECONDS`: a listing there is a request, not a `stat`.
+- on any other file system (S3, HDFS, ...), through Hadoop, at most every `REMOTE_POLL_SECONDS`
+  (longer for a model whose target_lag allows, `remote_poll_seconds`), as each look there is a
+  request a bucket bills: a Delta table, a HEAD request for its next commit file (`NextCommits`);
+  a folder, a listing of it.
 
 A watch may say "changed" when nothing the stream reads did (a hidden temporary file, a Delta
 checkpoint): the scheduler then asks lifecycle/up_to_date.py, which reads the checkpoint, before
@@ -20,13 +22,26 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Callable, Optional, Protocol
+from typing import Callable, Iterable, Optional, Protocol
 
 from dbt_spark_streaming.jvm.hadoop_fs import local_path
 from dbt_spark_streaming.jvm.plans import StreamingInput
 
 FILE_FORMATS = ("json", "csv", "parquet", "text", "orc", "avro", "binaryFile", "xml")
 REMOTE_POLL_SECONDS = 5.0
+# A model that may lag minutes behind its input need not look every 5 s: a quarter of its target.
+REMOTE_POLL_SHARE_OF_TARGET_LAG = 0.25
+REMOTE_POLL_MAX_SECONDS = 300.0
+
+
+def remote_poll_seconds(target_lags: Iterable[Optional[float]]) -> float:
+    """How often an input on an object store is looked at, given its readers' target lags: every
+    REMOTE_POLL_SECONDS, or a quarter of the tightest target when every reader has a longer one."""
+    lags = list(target_lags)
+    if not lags or any(lag is None for lag in lags):
+        return REMOTE_POLL_SECONDS
+    share = min(lags) * REMOTE_POLL_SHARE_OF_TARGET_LAG
+    return min(REMOTE_POLL_MAX_SECONDS, max(REMOTE_POLL_SECONDS, share))
 
 
 class Watch(Protocol):
@@ -137,3 +152,21 @@ class PolledWatch:
             return None
         self._last = now
         return time.time()
+
+
+class NextCommits:
+    """The latest version of a Delta table on an object store, for a PolledWatch: the version
+    listed once, then a probe for the commit file after the last one seen (one HEAD request
+    while nothing is new) instead of a listing of the whole log. A table dropped and created
+    again starts its versions over, which this misses: the scheduler's recheck finds that."""
+
+    def __init__(self, listed: Callable[[], int], is_commit: Callable[[int], bool]):
+        self._listed, self._is_commit = listed, is_commit
+        self._latest: Optional[int] = None
+
+    def __call__(self) -> int:
+        if self._latest is None:
+            self._latest = self._listed()
+        while self._is_commit(self._latest + 1):
+            self._latest += 1
+        return self._latest

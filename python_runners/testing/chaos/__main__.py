@@ -38,7 +38,7 @@ from python_runners.testing.separate_lakehouse import use_separate_lakehouse
 from python_runners.testing.chaos.stream_state import (
     BETWEEN_BATCHES, COMMITTED_NOT_CHECKPOINTED, MID_BATCH, ModelPaths, stream_state,
 )
-from python_runners.testing.chaos.store import ChaosStore
+from python_runners.testing.lakehouse_store import LakehouseStore
 from python_runners.demo.data import RECORDINGS_FOLDER, STATUS_FOLDER, land_batch, land_status_reports
 from python_runners.demo.patient_changes import PATIENT_CHANGES_FOLDER, land_patient_changes
 from dbt_spark_streaming.lakehouse import Lakehouse
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     root = Path(args.lakehouse).resolve()
     shutil.rmtree(root, ignore_errors=True)
-    store = ChaosStore(args.store, root)
+    store = LakehouseStore(args.store, root)
     use_separate_lakehouse(root)  # the audit's own Spark session opens the same lakehouse
     os.environ.update(store.env())
     os.environ.setdefault("SPARK_SHUFFLE_PARTITIONS", "2")

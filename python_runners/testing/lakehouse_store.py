@@ -1,12 +1,12 @@
-"""Where the chaos run's lakehouse lives: local disk (the default), or an S3 API on loopback
-(`--store s3`, `make chaos STORE=s3`).
+"""Where a chaos run's or a benchmark's lakehouse lives: local disk (the default), or an S3 API on
+loopback (`--store s3`: `make chaos STORE=s3`, bench/object_store).
 
-On the store, the pipeline's processes reach the lakehouse as `s3a://chaos/lake` through the
-profile's `s3` target, while this machine's files (run lock, Derby, logs) stay in the chaos
-folder. The run's own bookkeeping (the lander's files, the Delta logs and checkpoints it reads to
-tell where a kill fell, the landed files the audit counts) goes through the store's back-end
-folder, where each object is a file (`view`); landed files are written locally and PUT
-(`landing`, `upload_landed`).
+On the store, the pipeline's processes reach the lakehouse as `s3a://<bucket>/lake` through the
+profile's `s3` target, while this machine's files (run lock, Derby, logs) stay in the local
+folder. The caller's own bookkeeping (files landed, the Delta logs and checkpoints it reads to
+tell where a kill fell or when a row reached gold, the landed files an audit counts) goes through
+the store's back-end folder, where each object is a file (`view`); landed files are written
+locally and PUT (`landing`, `upload_landed`).
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from typing import Optional
 
 from python_runners.infra.s3_store import ACCESS_KEY, REGION, SECRET_KEY, S3Store
 
-BUCKET = "chaos"
+BUCKET = "lakehouse"
+KINDS = ("local", "s3")
 
 
-class ChaosStore:
+class LakehouseStore:
     def __init__(self, kind: str, root: Path):
         self.kind = kind
         self.store: Optional[S3Store] = None
@@ -29,8 +30,12 @@ class ChaosStore:
             self.store = S3Store(root / "s3-store").start()
             self.bucket = self.store.create_bucket(BUCKET)
 
+    def stop(self) -> None:
+        if self.store is not None:
+            self.store.stop()
+
     def env(self) -> dict[str, str]:
-        """What the pipeline's processes (and the audit's session) need on top of the lakehouse."""
+        """What the pipeline's processes (and an audit's session) need on top of the lakehouse."""
         if self.store is None:
             return {}
         return {"LAKEHOUSE_DIR": f"{self.bucket}/lake",
@@ -59,6 +64,13 @@ class ChaosStore:
                    and file.name not in self._uploaded.setdefault(location, set())] if local.is_dir() else []
             self.store.upload(new, location)
             self._uploaded[location].update(file.name for file in new)
+
+    def make_folder(self, location: str) -> None:
+        """An empty folder a stream may read before anything lands in it."""
+        if self.store is None:
+            Path(location).mkdir(parents=True, exist_ok=True)
+        else:
+            self.store.put(location.rstrip("/") + "/", b"")
 
     def view(self, location: str) -> Path:
         """A lakehouse location as a local path this process can read and write."""

@@ -139,6 +139,7 @@ def _measure(store: LakehouseStore, root: Path, name: str, trigger: str, landing
         "own_time": status.get("own_time", {}),
         "batches": {query: len(found) for query, found in batches.items()},
         "runs": run_timings(status),
+        "queries": len(status.get("queries", [])),
         "idle_cpu_pct": idle,
         "idle_store_requests_per_min": idle_requests,
         "store": store.kind,

@@ -7,8 +7,9 @@ up once (--history recordings landed, `dbt build`, `dbt run`; not measured). The
 processes timed from here, alternating local / s3:
 - no-op: `dbt run` of every streaming and cdc model with nothing new;
 - 1%: a landing of 1% of --history recordings, then the same `dbt run`.
-Then per store, bench/latency's three-hop path served on_new_data (--landings files) and the
-service idle for --idle-seconds: its CPU share and, on the store, the requests it made per minute.
+Then per store, bench/latency's three-hop path served on_new_data (--landings files); and every
+model of the demo served, a few landings, then the service idle for --idle-seconds: its CPU
+share and, on the store, the requests it made of it per minute.
 
 S3Proxy on loopback answers in well under a millisecond: a real bucket's 10-50 ms per request
 add to each figure the requests it makes (said beside the figures). It rewrites section 15 of
@@ -39,6 +40,7 @@ from python_runners.testing.separate_lakehouse import separate_lakehouse_env
 
 STREAMING_MODELS = ["config.materialized:streaming_table", "config.materialized:cdc_table"]
 FOLDERS = (RECORDINGS_FOLDER, STATUS_FOLDER, PATIENT_CHANGES_FOLDER)
+IDLE_RUN_LANDINGS = 10
 
 
 class StoreLakehouse:
@@ -117,19 +119,23 @@ def main(argv: list[str] | None = None) -> int:
     runs = None if args.latency_only else steps.run("object_store_runs", lambda: measure_runs(args, steps.logs))
     stores = args.stores.split(",") if args.latency_only else KINDS
     latency = {kind: steps.run(f"object_store_latency_{kind}", lambda kind=kind: measure_latency(
-        "on_new_data", args.landings, args.landing_interval, steps.logs, idle_seconds=args.idle_seconds,
+        "on_new_data", args.landings, args.landing_interval, steps.logs,
         store=kind, name=f"object_store_latency_{kind}")) for kind in stores}
+    # Every model of the demo served, a few landings, then idle: what waiting costs.
+    idle = {kind: steps.run(f"object_store_idle_{kind}", lambda kind=kind: measure_latency(
+        "on_new_data", IDLE_RUN_LANDINGS, args.landing_interval, steps.logs, all_models=True,
+        idle_seconds=args.idle_seconds, store=kind, name=f"object_store_idle_{kind}")) for kind in stores}
     if runs is None:
-        for kind, result in latency.items():
-            print(f"bench object-store: {kind}: p50_ms={latency_summary(result)['p50_ms']:.0f} "
-                  f"idle_cpu_pct={result['idle_cpu_pct']:.1f} "
-                  f"idle_requests_per_min={result.get('idle_store_requests_per_min')}")
+        for kind in stores:
+            print(f"bench object-store: {kind}: p50_ms={latency_summary(latency[kind])['p50_ms']:.0f} "
+                  f"idle_cpu_pct={idle[kind]['idle_cpu_pct']:.1f} "
+                  f"idle_requests_per_min={idle[kind].get('idle_store_requests_per_min')}")
         return 0
     record = run.end()
-    section = object_store_section(record, runs, latency)
+    section = object_store_section(record, runs, latency, idle)
     args.doc.write_text(replace_section(read_document(args.doc), section))
     print("\n".join(section))
-    print(object_store_summary(runs, latency))
+    print(object_store_summary(runs, latency, idle))
     return 0
 
 

@@ -15,7 +15,7 @@ def _seconds(values: list[float]) -> str:
     return ", ".join(f"{value:.1f}" for value in values)
 
 
-def object_store_section(run: dict, runs: dict, latency: dict[str, dict]) -> list[str]:
+def object_store_section(run: dict, runs: dict, latency: dict[str, dict], idle: dict[str, dict]) -> list[str]:
     medians = runs["median_s"]
     lines = [HEADING, "", run_line(run), "",
              f"Two lakehouses of the demo, one on local disk and one on S3Proxy 4.1.0 (file back end) "
@@ -30,15 +30,15 @@ def object_store_section(run: dict, runs: dict, latency: dict[str, dict]) -> lis
         rows.append([label, f"{local:.1f} s", f"{s3:.1f} s", f"{s3 / local:.2f}",
                      _seconds(runs["walls_s"][part]["local"]), _seconds(runs["walls_s"][part]["s3"])])
     lines += table(["run", "local, median", "s3, median", "s3 / local", "local runs", "s3 runs"], rows)
-    lines += ["", "The three-hop path served on_new_data (section 3's measure, fewer landings), then the "
-              "service idle with every model caught up:", ""]
+    lines += ["", "The three-hop path served on_new_data (section 3's measure, fewer landings); then every "
+              f"model of the demo served ({idle['s3']['queries']} streaming queries), a few landings, and the service "
+              f"idle for {idle['s3']['idle_seconds']:.0f} s with every model caught up:", ""]
     rows = []
     for kind in KINDS:
-        result = latency[kind]
-        summary = latency_summary(result)
-        requests = result.get("idle_store_requests_per_min")
+        summary = latency_summary(latency[kind])
+        requests = idle[kind].get("idle_store_requests_per_min")
         rows.append([kind, summary["landings"], f"{summary['p50_ms']:.0f} ms", f"{summary['p95_ms']:.0f} ms",
-                     f"{result['idle_cpu_pct']:.1f}%",
+                     f"{idle[kind]['idle_cpu_pct']:.1f}%",
                      "-" if not requests else f"{requests['requests']:.1f} ("
                      + ", ".join(f"{kind_} {requests[kind_]:.1f}" for kind_ in REQUEST_KINDS if requests[kind_])
                      + ")"])
@@ -50,10 +50,10 @@ def object_store_section(run: dict, runs: dict, latency: dict[str, dict]) -> lis
     return lines
 
 
-def object_store_summary(runs: dict, latency: dict[str, dict]) -> str:
+def object_store_summary(runs: dict, latency: dict[str, dict], idle: dict[str, dict]) -> str:
     medians = runs["median_s"]
     p50 = {kind: latency_summary(latency[kind])["p50_ms"] for kind in KINDS}
-    requests = (latency["s3"].get("idle_store_requests_per_min") or {}).get("requests")
+    requests = (idle["s3"].get("idle_store_requests_per_min") or {}).get("requests")
     return ("bench object-store: "
             f"noop_s={medians['noop']['local']:.1f}/{medians['noop']['s3']:.1f} "
             f"one_pct_s={medians['one_pct']['local']:.1f}/{medians['one_pct']['s3']:.1f} "

@@ -37,7 +37,7 @@ from dbt_spark_streaming.metastore import (
     METASTORE_PASSWORD_KEY, METASTORE_URL_KEY, METASTORE_USER_KEY, configured_url, derby_java_options,
     driver_jars, metastore_conf,
 )
-from dbt_spark_streaming.table_writers import TableWriters
+from dbt_spark_streaming.jvm.table_writers import TableWriters
 from dbt_spark_streaming.config.maintenance import SMALL_FILE_BYTES
 from dbt_spark_streaming.driver import attach
 from dbt_spark_streaming.driver.driver_file import DriverRecord

@@ -28,6 +28,7 @@ from bench.latency.gold_commits import Commit, CommitKeeper, FirstHolding, commi
 from bench.latency.idle_cpu import idle_cpu_pct
 from python_runners.demo.data import FIRST_BATCH_EPOCH, RECORDINGS_FOLDER, STATUS_FOLDER
 from dbt_spark_streaming.progress import status_file as service_status
+from dbt_spark_streaming.serve.progress_keeper import FLUSH_SECONDS
 from dbt_spark_streaming.lakehouse import Lakehouse
 from python_runners.testing.dbt_process import dbt_command
 from python_runners.testing.lakehouse_store import LakehouseStore
@@ -42,7 +43,10 @@ RECORDS_PER_FILE = 10
 READY_TIMEOUT_S = 600
 VISIBLE_TIMEOUT_S = 300
 STOP_TIMEOUT_S = 300  # `service stop` from another process
-IDLE_SETTLE_S = 5  # after every served model caught up: the last status write, the listener
+# After every served model caught up: the last status write, the listener, and the progress
+# table's last append of the landings' batches (and the maintenance it may start), which is
+# the landings' cost, not waiting's.
+IDLE_SETTLE_S = FLUSH_SECONDS + 5
 CAUGHT_UP_TIMEOUT_S = 300
 
 

@@ -1,8 +1,8 @@
-"""The key of a table's writer lock in the shared metastore (adapter/dbt_spark_streaming/table_writers.py)."""
+"""The key of a table's writer lock in the shared metastore (adapter/dbt_spark_streaming/jvm/table_writers.py)."""
 
 from __future__ import annotations
 
-from dbt_spark_streaming.table_writers import lock_key
+from dbt_spark_streaming.jvm.table_writers import lock_key
 
 
 def test_every_process_derives_the_same_64_bit_key_for_a_table_whatever_its_case():

@@ -277,9 +277,8 @@ def _build(
     use_chosen_java()  # before the conf: the class-data archive is one per Java
     if uses_s3a(lakehouse.locations()):
         classpath.fetch_s3a_jars()  # once per machine, before the JVM whose class path they join
-    conf = session_conf(
-        lakehouse, master or os.environ.get("SPARK_MASTER", DEFAULT_MASTER), metastore_url
-    )
+    master = master or os.environ.get("SPARK_MASTER", DEFAULT_MASTER)
+    conf = session_conf(lakehouse, master, metastore_url)
     conf.update(extra_conf or {})
     attached = attach.try_attach(lakehouse.local, conf, note=_say)
     if attached is not None:
@@ -294,6 +293,10 @@ def _build(
         take_run_lock(lakehouse)
         if "://" not in lakehouse.metastore:
             os.makedirs(lakehouse.metastore, exist_ok=True)
+    appended = classpath.appended_class_path(master, uses_s3a(lakehouse.locations()))
+    if appended:  # read by the JVM's launcher, which pyspark starts with this process's variables
+        variable = classpath.DIST_CLASS_PATH_VARIABLE
+        os.environ[variable] = classpath.dist_class_path_with(os.environ.get(variable), appended)
     builder = SparkSession.builder
     for key, value in conf.items():
         builder = builder.config(key, value)

@@ -76,7 +76,22 @@ def test_only_a_session_on_s3a_gets_the_s3a_jars(monkeypatch, tmp_path):
 
     assert classpath.uses_s3a(["/data/lakehouse", "s3a://bucket/lakehouse/warehouse"])
     assert not classpath.uses_s3a(["/data/lakehouse", "file:/data/landing", "abfss://c@a.dfs.core.windows.net/x"])
-    _, plain = classpath.class_paths("local[*]")
-    _, on_s3a = classpath.class_paths("local[*]", s3a=True)
-    assert [Path(jar).name for jar in plain] == ["delta-spark_4.2_2.13-4.4.0.jar"]
-    assert [Path(jar).name for jar in on_s3a] == ["delta-spark_4.2_2.13-4.4.0.jar", "hadoop-aws-3.5.0.jar"]
+    assert classpath.appended_class_path("local[*]") == []
+    assert [Path(jar).name for jar in classpath.appended_class_path("local[*]", s3a=True)] == ["hadoop-aws-3.5.0.jar"]
+    cluster_jars, _ = classpath.class_paths("spark://127.0.0.1:7077", s3a=True)
+    assert [Path(jar).name for jar in cluster_jars] == ["delta-spark_4.2_2.13-4.4.0.jar", "hadoop-aws-3.5.0.jar"]
+    assert classpath.appended_class_path("spark://127.0.0.1:7077", s3a=True) == []
+
+
+def test_a_local_session_on_s3a_keeps_the_class_path_the_class_data_archive_was_made_for(monkeypatch, tmp_path):
+    """The S3A jars go after Spark's own (SPARK_DIST_CLASSPATH), not on the driver's extra class
+    path, which comes first: the archive serves a class path that starts with its own."""
+    monkeypatch.setattr(classpath, "JARS_DIR", tmp_path)
+    (tmp_path / "delta-spark_4.2_2.13-4.4.0.jar").write_bytes(b"jar")
+    (tmp_path / classpath.S3A_FOLDER).mkdir()
+    (tmp_path / classpath.S3A_FOLDER / "hadoop-aws-3.5.0.jar").write_bytes(b"jar")
+
+    assert classpath.class_paths("local[*]", s3a=True) == classpath.class_paths("local[*]")
+    assert classpath.dist_class_path_with(None, ["/j/a.jar", "/j/b.jar"]) == "/j/a.jar:/j/b.jar"
+    assert classpath.dist_class_path_with("/hadoop/x.jar:/j/a.jar", ["/j/a.jar", "/j/b.jar"]) == (
+        "/hadoop/x.jar:/j/a.jar:/j/b.jar")

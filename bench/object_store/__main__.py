@@ -79,6 +79,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--latency-only", action="store_true",
                         help="only the three-hop latency and idle requests, on --stores, and no doc")
     parser.add_argument("--stores", default=",".join(KINDS), help="with --latency-only: which stores")
+    parser.add_argument("--runs-only", action="store_true", help="only the no-op and 1%% runs, and no doc")
     parser.add_argument("--doc", type=Path, default=BENCHMARKS_DOC)
     return parser.parse_args(argv)
 
@@ -117,6 +118,9 @@ def main(argv: list[str] | None = None) -> int:
     run = Run(command_line("python -m bench.object_store", argv))
     steps = Steps("bench object-store")
     runs = None if args.latency_only else steps.run("object_store_runs", lambda: measure_runs(args, steps.logs))
+    if args.runs_only:
+        print(f"bench object-store: runs, medians: {runs['median_s']}")
+        return 0
     stores = args.stores.split(",") if args.latency_only else KINDS
     latency = {kind: steps.run(f"object_store_latency_{kind}", lambda kind=kind: measure_latency(
         "on_new_data", args.landings, args.landing_interval, steps.logs,

@@ -10,7 +10,7 @@ import pytest
 from delta.tables import DeltaTable
 
 from dbt_spark_streaming.delta import tables as delta_tables
-from dbt_spark_streaming.jvm import hadoop_fs
+from dbt_spark_streaming.jvm import checkpoint_log, hadoop_fs
 from dbt_spark_streaming.errors import StreamingModelError
 
 SCHEMA = "interrupted"
@@ -48,3 +48,28 @@ def test_a_location_with_data_but_no_table_is_not_deleted(spark, table):
 
     assert location in str(error.value)
     assert spark.read.format("delta").load(location).count() == 3
+
+
+def test_a_first_offsets_entry_a_kill_left_unrenamed_is_cleared_and_the_query_starts(spark, tmp_path):
+    """On an object store Spark's rename of a checkpoint entry is a copy after the upload; a
+    kill between leaves `offsets/.0.<uuid>.tmp` alone, and batch 0 then never starts again."""
+    source, target = str(tmp_path / "source"), str(tmp_path / "target")
+    spark.range(3).write.format("delta").save(source)
+    checkpoint = tmp_path / "checkpoint"
+    (checkpoint / "offsets").mkdir(parents=True)
+    left = ".0.035d3668-60d6-43d4-a26d-a2d4e66cc4f2.tmp"
+    (checkpoint / "offsets" / left).write_text('v1\n{"batchWatermarkMs":0}\n')
+
+    def run() -> None:
+        (spark.readStream.name("input").format("delta").load(source).writeStream.format("delta")
+         .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start(target)
+         .awaitTermination())
+
+    with pytest.raises(Exception, match="STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY"):
+        run()
+    assert checkpoint_log.clear_unfinished_first_entry(spark, str(checkpoint)) == [left]
+    run()
+    assert spark.read.format("delta").load(target).count() == 3
+    # With an entry there, a temporary file is a later batch's and harms nothing: left as it is.
+    (checkpoint / "offsets" / left).write_text("v1\n")
+    assert checkpoint_log.clear_unfinished_first_entry(spark, str(checkpoint)) == []

@@ -16,6 +16,7 @@ checkpoint (sources/initial_snapshot.py).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Iterable, Optional, Sequence
 
 from pyspark.sql import SparkSession
@@ -40,6 +41,26 @@ def last_batch(spark: SparkSession, checkpoint: str, log: str) -> Optional[int]:
     """The newest batch in the checkpoint's `log` (OFFSETS or COMMITS); None when it has none."""
     ids = [int(name) for name in hadoop_fs.list_names(spark, folder(checkpoint, log)) if name.isdigit()]
     return max(ids) if ids else None
+
+
+# An entry Spark was writing when its process died. It writes each one under such a name, then
+# renames it into place (CheckpointFileManager.createAtomic); on an object store the rename is a
+# copy made after the whole upload, and a kill between the two leaves the temporary file alone.
+_UNFINISHED_ENTRY = re.compile(r"^\.\d+\.[0-9a-f-]+\.tmp(\.crc)?$")
+
+
+def clear_unfinished_first_entry(spark: SparkSession, checkpoint: str) -> list[str]:
+    """Delete what a process killed while writing the first batch's entry left in the offsets
+    log, when that log has no entry: Spark starts batch 0 only on an empty folder (else
+    STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY), so the query would never start again. Call it
+    only while this process holds the checkpoint's model (its lock). The names deleted."""
+    offsets = folder(checkpoint, OFFSETS)
+    names = hadoop_fs.list_names(spark, offsets)
+    if any(name.isdigit() for name in names):
+        return []
+    unfinished = [name for name in names if _UNFINISHED_ENTRY.match(name)]
+    hadoop_fs.delete_names(spark, offsets, unfinished)
+    return unfinished
 
 
 def entry(spark: SparkSession, checkpoint: str, log: str, batch: int) -> list[str]:

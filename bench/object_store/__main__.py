@@ -80,6 +80,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="only the three-hop latency and idle requests, on --stores, and no doc")
     parser.add_argument("--stores", default=",".join(KINDS), help="with --latency-only: which stores")
     parser.add_argument("--runs-only", action="store_true", help="only the no-op and 1%% runs, and no doc")
+    parser.add_argument("--noop-only", action="store_true", help="with --runs-only: only the no-op runs")
     parser.add_argument("--doc", type=Path, default=BENCHMARKS_DOC)
     return parser.parse_args(argv)
 
@@ -95,7 +96,7 @@ def measure_runs(args: argparse.Namespace, log_dir: Path) -> dict:
                                      + lakehouse.dbt("first_run", "run"))
             print(f"  {lakehouse.kind}: {args.history:,} recordings landed, built and run: "
                   f"{setup[lakehouse.kind]:.1f} s", flush=True)
-        walls: dict[str, dict[str, list[float]]] = {"noop": {}, "one_pct": {}}
+        walls: dict[str, dict[str, list[float]]] = {"noop": {}} if args.noop_only else {"noop": {}, "one_pct": {}}
         new = max(1, args.history // 100)
         for part in walls:
             for number in range(1, args.pairs + 1):

@@ -157,6 +157,12 @@ def test_every_spelling_of_a_local_file_is_the_same_file():
     assert hadoop_fs.local_path("s3a://bucket/x") is None and hadoop_fs.local_path("/x") == "/x"
 
 
+def test_a_listed_location_s_path_is_read_as_hadoop_spells_it_unescaped():
+    assert hadoop_fs.path_of_listed("s3a://bucket/lake/x/a b#1?.json") == "/lake/x/a b#1?.json"
+    assert hadoop_fs.path_of_listed("s3a://bucket") == "/"
+    assert hadoop_fs.path_of_listed("file:/tmp/x y") == "/tmp/x y"
+
+
 def test_a_delta_input_with_a_version_unread_starts_the_query_without_asking_its_table_id(
     tmp_path, inputs, monkeypatch
 ):

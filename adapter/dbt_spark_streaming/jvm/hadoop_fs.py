@@ -64,7 +64,7 @@ def list_names(spark: SparkSession, location: str) -> list[str]:
             return []
     path, fs = _path_and_fs(spark, location)
     try:  # not `exists` first: on an object store that is two requests more
-        return [status.getPath().getName() for status in fs.listStatus(path)]
+        return [listed.rsplit("/", 1)[-1] for listed in _locations(spark, fs.listStatus(path))]
     except Py4JJavaError as error:
         if _not_found(error):
             return []
@@ -177,14 +177,28 @@ def _write_local_atomically(path: str, text: str, replace: bool) -> None:
 
 def list_data_files(spark: SparkSession, location: str) -> list[DataFile]:
     """The files directly under a folder that Spark's file source would read: names starting
-    with '.' or '_' are skipped, as Spark skips them."""
+    with '.' or '_', and files still being copied, are skipped, as Spark skips them. A local
+    folder is listed without the JVM: through Py4J a folder of 2,000 files took 1.4 s."""
+    local = _local(spark, location)
+    if local is not None:
+        try:
+            entries = list(os.scandir(local))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return [DataFile(f"file:{os.path.abspath(entry.path)}", entry.stat().st_mtime_ns // 1_000_000,
+                         entry.stat().st_size)
+                for entry in entries if entry.is_file() and not _skipped_file(entry.name)]
+    return _data_files_through_hadoop(spark, location)
+
+
+def _data_files_through_hadoop(spark: SparkSession, location: str) -> list[DataFile]:
     path, fs = _path_and_fs(spark, location)
     if not fs.exists(path):
         return []
     return [
         DataFile(status.getPath().toString(), int(status.getModificationTime()), int(status.getLen()))
         for status in fs.listStatus(path)
-        if status.isFile() and not status.getPath().getName().startswith((".", "_"))
+        if status.isFile() and not _skipped_file(status.getPath().getName())
     ]
 
 
@@ -230,17 +244,50 @@ def files_under(spark: SparkSession, location: str) -> list[str]:
     path, fs = _path_and_fs(spark, location)
     root = path.toUri().getPath().rstrip("/")
     try:
-        listed, found = fs.listFiles(path, True), []
+        iterator = fs.listFiles(path, True)
+        statuses = jvm_class(spark, "org.apache.hadoop.util.functional.RemoteIterators").toArray(
+            iterator, spark.sparkContext._gateway.new_array(jvm_class(spark, "java.lang.Object"), 0))
     except Py4JJavaError as error:
         if _not_found(error):
             return []
         raise
-    while listed.hasNext():
-        file = listed.next().getPath()
-        below = file.toUri().getPath()[len(root):].split("/")
+    found = []
+    for listed in _locations(spark, statuses):
+        below = path_of_listed(listed)[len(root):].split("/")
         if not any(_hidden(part) for part in below if part):
-            found.append(file.toString())
+            found.append(listed)
     return found
+
+
+def _locations(spark: SparkSession, statuses) -> list[str]:
+    """The locations of a JVM array of file statuses, as `Path.toString` spells them, in a fixed
+    number of Py4J calls: one call per file would cost about 0.35 ms each, 7 s a look at a
+    landing folder of 20,000 files on an object store."""
+    count = len(statuses)
+    if not count:
+        return []
+    # Py4J matches an array by its exact type (an S3AFileStatus[] is no FileStatus[] to it), so
+    # arrays change type in the JVM, through arraycopy, whose parameters are Objects.
+    gateway, arraycopy = spark.sparkContext._gateway, jvm_class(spark, "java.lang.System").arraycopy
+    as_file_statuses = gateway.new_array(jvm_class(spark, "org.apache.hadoop.fs.FileStatus"), count)
+    arraycopy(statuses, 0, as_file_statuses, 0, count)
+    paths = jvm_class(spark, "org.apache.hadoop.fs.FileUtil").stat2Paths(as_file_statuses)
+    as_objects = gateway.new_array(jvm_class(spark, "java.lang.Object"), count)
+    arraycopy(paths, 0, as_objects, 0, count)
+    # NUL separates them: no listed name holds it (S3's XML listings cannot carry it, nor can a
+    # POSIX name).
+    return jvm_class(spark, "org.apache.hadoop.util.StringUtils").join(
+        "\0", jvm_class(spark, "java.util.Arrays").asList(as_objects)).split("\0")
+
+
+def path_of_listed(location: str) -> str:
+    """The path of a listed location (`/lake/x/a b#1.json` of `s3a://bucket/lake/x/a b#1.json`):
+    after the scheme and authority, as Path.toString leaves it unescaped."""
+    scheme_end = location.find("://")
+    if scheme_end < 0:
+        return location.split(":", 1)[-1]
+    slash = location.find("/", scheme_end + 3)
+    return location[slash:] if slash >= 0 else "/"
 
 
 def local_path(location: str) -> str | None:
@@ -278,6 +325,10 @@ def file_key(location: str) -> tuple[str, str, str]:
     parts = urlsplit(location)
     scheme = parts.scheme or "file"
     return scheme, parts.netloc, unquote(parts.path).rstrip("/")
+
+
+def _skipped_file(name: str) -> bool:
+    return name.startswith((".", "_")) or name.endswith("._COPYING_")
 
 
 def _hidden(name: str) -> bool:

@@ -17,7 +17,7 @@ STORE ?= local
 export SPARK_EXTRA_JARS_DIR := $(CURDIR)/.jars
 SEED ?= 1
 
-.PHONY: setup kafka-jars run lint test test-fast test-unit test-session test-adapter test-processes serve status stop report chaos cluster-start cluster-run cluster-stop s3-store-start s3-store-stop bench bench-run-cost bench-modes bench-cdc bench-expectations bench-unit-tests bench-file-pushdown bench-landing-listing bench-delta-commit bench-latency bench-object-store bench-soak clean
+.PHONY: setup kafka-jars run lint test test-fast test-unit test-session test-adapter test-processes serve status stop report chaos cluster-start cluster-run cluster-stop s3-store-start s3-store-stop bench bench-run-cost bench-modes bench-cdc bench-expectations bench-unit-tests bench-file-pushdown bench-landing-listing bench-delta-commit bench-latency bench-object-store bench-folder-listing bench-soak clean
 
 setup: $(INSTALLED) $(JARS) $(KAFKA_JARS) $(S3_STORE_JARS)
 
@@ -203,6 +203,12 @@ bench-latency: setup
 # latency, the idle service's requests per minute (section 15).
 bench-object-store: setup
 	$(BIN)/python -m bench.object_store $(BENCH_ARGS)
+
+# The project's own listings of a folder of 1,000 to 20,000 files: on the S3 API on loopback
+# (the service's watch, a no-op run's check) and on local disk (a source's data files); about 5
+# minutes; prints the figures of docs/BENCHMARKS.md section 16.
+bench-folder-listing: setup
+	$(BIN)/python -m bench.folder_listing $(BENCH_ARGS)
 
 # The always-on service for 60 minutes (BENCH_ARGS='--minutes 2880' for two days), every demo
 # model serving, a file every 0.5 s: latency to gold in the last 10 minutes vs the first 10, live

@@ -12,6 +12,7 @@ from delta.tables import DeltaTable
 from dbt_spark_streaming.delta import tables as delta_tables
 from dbt_spark_streaming.jvm import checkpoint_log, hadoop_fs
 from dbt_spark_streaming.errors import StreamingModelError
+from dbt_spark_streaming.lifecycle import checkpoint_names
 
 SCHEMA = "interrupted"
 
@@ -50,7 +51,7 @@ def test_a_location_with_data_but_no_table_is_not_deleted(spark, table):
     assert spark.read.format("delta").load(location).count() == 3
 
 
-def test_a_first_offsets_entry_a_kill_left_unrenamed_is_cleared_and_the_query_starts(spark, tmp_path):
+def test_a_first_offsets_entry_a_kill_left_unrenamed_is_cleared_and_the_query_starts(spark, tmp_path, monkeypatch):
     """On an object store Spark's rename of a checkpoint entry is a copy after the upload; a
     kill between leaves `offsets/.0.<uuid>.tmp` alone, and batch 0 then never starts again."""
     source, target = str(tmp_path / "source"), str(tmp_path / "target")
@@ -73,3 +74,8 @@ def test_a_first_offsets_entry_a_kill_left_unrenamed_is_cleared_and_the_query_st
     # With an entry there, a temporary file is a later batch's and harms nothing: left as it is.
     (checkpoint / "offsets" / left).write_text("v1\n")
     assert checkpoint_log.clear_unfinished_first_entry(spark, str(checkpoint)) == []
+
+    # Once this process has found the checkpoint ready, a query's start does not list its offsets.
+    checkpoint_names.prepare_before_start(spark, "model", str(checkpoint), lambda: pytest.fail("named already"))
+    monkeypatch.setattr(hadoop_fs, "list_names", lambda *args: pytest.fail("listed a ready checkpoint's offsets"))
+    checkpoint_names.clear_unfinished_first_entry(spark, str(checkpoint))

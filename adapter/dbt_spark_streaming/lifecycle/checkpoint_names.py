@@ -35,7 +35,7 @@ from typing import Callable, Sequence
 from pyspark.sql import SparkSession
 
 from dbt_spark_streaming.errors import StreamingModelError
-from dbt_spark_streaming.jvm import hadoop_fs
+from dbt_spark_streaming.jvm import checkpoint_log, hadoop_fs
 from dbt_spark_streaming.jvm.checkpoint_log import (
     NAMED_VERSION, OFFSETS, SHUFFLE_PARTITIONS, SOURCE_NAMING, entry, entry_metadata, folder, last_batch,
     names_sources, record_shuffle_partitions, source_offsets,
@@ -62,6 +62,14 @@ def ready(spark: SparkSession, checkpoint: str) -> bool:
         return False
     _ready.add(checkpoint)
     return True
+
+
+def clear_unfinished_first_entry(spark: SparkSession, checkpoint: str) -> None:
+    """checkpoint_log.clear_unfinished_first_entry, unless this process found the checkpoint
+    ready: that one has entries, and a served model starts a query at every run (on an object
+    store each look is a LIST request). Call it after prepare_before_start."""
+    if checkpoint not in _ready:
+        checkpoint_log.clear_unfinished_first_entry(spark, checkpoint)
 
 
 def forget(checkpoint: str) -> None:

@@ -40,7 +40,7 @@ from dbt_spark_streaming.delta import catalog as streaming_catalog
 from dbt_spark_streaming.delta import constraints as delta_constraints
 from dbt_spark_streaming.delta import tables as delta_tables
 from dbt_spark_streaming.errors import StreamingError
-from dbt_spark_streaming.jvm import callback_connections, checkpoint_log, plans
+from dbt_spark_streaming.jvm import callback_connections, plans
 from dbt_spark_streaming.jvm.checkpoint_log import record_shuffle_partitions
 from dbt_spark_streaming.lifecycle.reset import checkpoint_reset
 from dbt_spark_streaming.lifecycle import (
@@ -212,7 +212,7 @@ def start_model_query(spark: SparkSession, run: StreamingRun, write: StreamingWr
     checkpoints.check_matches_table(spark, write.model, write.target_table, write.checkpoint, table_exists)
     checkpoint_names.prepare_before_start(
         spark, write.model, write.checkpoint, lambda: plans.streaming_inputs(streaming_frame(spark, write)))
-    checkpoint_log.clear_unfinished_first_entry(spark, write.checkpoint)
+    checkpoint_names.clear_unfinished_first_entry(spark, write.checkpoint)
     callback_connections.close_stale(spark)  # those of the queries before, whose threads ended
     return start_streaming_write(spark, write, table_exists=table_exists)
 
@@ -224,7 +224,7 @@ def start_companion(
     claim_lakehouse_for(companion.model, companion.target_table)
     checkpoint_names.prepare_before_start(
         spark, companion.model, companion.checkpoint, lambda: plans.streaming_inputs(companion.lines.frame(spark)))
-    checkpoint_log.clear_unfinished_first_entry(spark, companion.checkpoint)
+    checkpoint_names.clear_unfinished_first_entry(spark, companion.checkpoint)
     callback_connections.close_stale(spark)
     return companion.start(spark, trigger)
 

@@ -193,11 +193,15 @@ def list_data_files(spark: SparkSession, location: str) -> list[DataFile]:
 
 def _data_files_through_hadoop(spark: SparkSession, location: str) -> list[DataFile]:
     path, fs = _path_and_fs(spark, location)
-    if not fs.exists(path):
-        return []
+    try:  # not `exists` first: on an object store that is two requests more
+        statuses = fs.listStatus(path)
+    except Py4JJavaError as error:
+        if _not_found(error):
+            return []
+        raise
     return [
         DataFile(status.getPath().toString(), int(status.getModificationTime()), int(status.getLen()))
-        for status in fs.listStatus(path)
+        for status in statuses
         if status.isFile() and not _skipped_file(status.getPath().getName())
     ]
 
@@ -328,7 +332,9 @@ def file_key(location: str) -> tuple[str, str, str]:
 
 
 def _skipped_file(name: str) -> bool:
-    return name.startswith((".", "_")) or name.endswith("._COPYING_")
+    """A file Spark's file source skips: a hidden name, or any starting with '_' (only folders
+    such as `_x=1` are partitions)."""
+    return name.startswith("_") or _hidden(name)
 
 
 def _hidden(name: str) -> bool:

@@ -82,7 +82,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--runs-only", action="store_true", help="only the no-op and 1%% runs, and no doc")
     parser.add_argument("--noop-only", action="store_true", help="with --runs-only: only the no-op runs")
     parser.add_argument("--doc", type=Path, default=BENCHMARKS_DOC)
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.noop_only and not args.runs_only:
+        parser.error("--noop-only goes with --runs-only (the doc's section needs the 1% runs)")
+    return args
 
 
 def measure_runs(args: argparse.Namespace, log_dir: Path) -> dict:
